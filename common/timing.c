@@ -1,0 +1,90 @@
+/* GPU timing with CUDA events and the copy-bandwidth yardstick (see workbook.h). */
+#include "workbook.h"
+
+#include <stdlib.h>
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double wb_median(double *values, int n)
+{
+    if (n <= 0)
+        return 0.0;
+    qsort(values, (size_t)n, sizeof *values, compare_doubles);
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+wb_timing wb_time_gpu(wb_gpu_work work, void *context, int warmup, int repetitions)
+{
+    wb_timing timing = {0};
+    cudaEvent_t start, stop;
+    double *times;
+    if (repetitions < 1)
+        wb_fail("wb_time_gpu: repetitions must be at least 1, got %d", repetitions);
+    times = malloc(sizeof *times * (size_t)repetitions);
+    if (!times)
+        wb_fail("wb_time_gpu: out of host memory");
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    for (int i = 0; i < warmup; i++)
+        work(context);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    for (int i = 0; i < repetitions; i++) {
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventRecord(start, 0));
+        work(context);
+        CUDA_CHECK(cudaEventRecord(stop, 0));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+        times[i] = ms;
+    }
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    timing.repetitions = repetitions;
+    timing.median_ms = wb_median(times, repetitions); /* sorts times */
+    timing.min_ms = times[0];
+    timing.max_ms = times[repetitions - 1];
+    free(times);
+    return timing;
+}
+
+double wb_gbps(double bytes, double ms) { return ms > 0.0 ? bytes / (ms * 1e6) : 0.0; }
+double wb_gflops(double flops, double ms) { return ms > 0.0 ? flops / (ms * 1e6) : 0.0; }
+double wb_items_per_s(double items, double ms) { return ms > 0.0 ? items / (ms * 1e-3) : 0.0; }
+
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t bytes;
+} copy_job;
+
+static void run_copy(void *context)
+{
+    copy_job *job = context;
+    CUDA_CHECK(cudaMemcpyAsync(job->dst, job->src, job->bytes, cudaMemcpyDeviceToDevice, 0));
+}
+
+double wb_copy_bandwidth_gbps(void)
+{
+    static double cached = 0.0;
+    if (cached > 0.0)
+        return cached;
+    /* 512 MiB each way: ten times the largest L2 of current GPUs, so the copy
+     * measures DRAM. Smaller GPUs get a quarter of their free memory. */
+    size_t free_bytes, total_bytes, bytes = (size_t)512 << 20;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (bytes > free_bytes / 4)
+        bytes = free_bytes / 4;
+    copy_job job = {NULL, NULL, bytes};
+    CUDA_CHECK(cudaMalloc(&job.dst, bytes));
+    CUDA_CHECK(cudaMalloc((void **)&job.src, bytes));
+    CUDA_CHECK(cudaMemset((void *)job.src, 0x5A, bytes));
+    wb_timing t = wb_time_gpu(run_copy, &job, 3, 20);
+    CUDA_CHECK(cudaFree(job.dst));
+    CUDA_CHECK(cudaFree((void *)job.src));
+    cached = wb_gbps(2.0 * (double)bytes, t.median_ms); /* read + write */
+    return cached;
+}

@@ -1,0 +1,183 @@
+/*
+ * workbook.h - the small helper library every lab shares.
+ *
+ * Usable from C (tests, drivers) and from CUDA files (kernels.cu): everything
+ * here has C linkage. Five groups, in the order a lab meets them:
+ *
+ *   1. CUDA error checks   CUDA_CHECK(call), CUDA_CHECK_LAUNCH()
+ *   2. Device facts        wb_gpu_usable(), wb_device_info()
+ *   3. Reproducible input  wb_seed(), wb_rng_*, wb_fill_*
+ *   4. Comparison          wb_poison_*, wb_compare_ints(), wb_rel_error()
+ *   5. Timing and tables   wb_time_gpu(), wb_gbps(), wb_copy_bandwidth_gbps(),
+ *                          wb_table_*
+ *
+ * Error handling: every failure goes through one handler. Driver programs keep
+ * the default one (print the message, exit 1); Criterion tests link
+ * wb_test.c, which installs a handler that fails the running test instead.
+ */
+#ifndef WORKBOOK_H
+#define WORKBOOK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- errors */
+
+/* Receives a complete, human-readable message; must not return normally in
+ * spirit (the default exits, the Criterion one aborts the test). */
+typedef void (*wb_error_handler)(const char *message);
+void wb_set_error_handler(wb_error_handler handler);
+
+/* printf-style failure routed through the handler. */
+void wb_fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Reports "file:line: call failed: cudaErrorName (description)". */
+void wb_check_cuda(cudaError_t status, const char *call, const char *file, int line);
+
+#define CUDA_CHECK(call) wb_check_cuda((call), #call, __FILE__, __LINE__)
+
+/* After every kernel launch. A bad configuration (0 blocks, too many threads,
+ * too much shared memory) is reported by cudaGetLastError at once; a fault
+ * inside the kernel only shows up at the next synchronisation, so checking
+ * builds (meson -Dchecking=true, which defines WB_SYNC_CHECK) synchronise
+ * here to blame the right launch. */
+#ifdef WB_SYNC_CHECK
+#define CUDA_CHECK_LAUNCH()                                   \
+    do {                                                      \
+        CUDA_CHECK(cudaGetLastError());                       \
+        CUDA_CHECK(cudaDeviceSynchronize());                  \
+    } while (0)
+#else
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+#endif
+
+/* ---------------------------------------------------------- device facts */
+
+typedef struct {
+    char name[256];
+    int major, minor;          /* compute capability */
+    int sm_count;
+    size_t global_mem_bytes;
+    size_t l2_bytes;
+    int max_threads_per_block;
+} wb_device;
+
+/* Oldest compute capability CUDA 13 can build for. */
+#define WB_MIN_CC_MAJOR 7
+#define WB_MIN_CC_MINOR 5
+
+/* True when device 0 exists, answers and is new enough. Otherwise writes a
+ * one-line reason ("no CUDA driver found", "GPU ... is sm_60, older than
+ * sm_75") into reason. The answer is cached for the process. */
+bool wb_gpu_usable(char *reason, size_t reason_len);
+
+/* Facts about device 0; fails through the handler when there is none. */
+wb_device wb_device_info(void);
+
+/* ---------------------------------------------------- reproducible input */
+
+/* The run's seed: $WB_SEED if set (decimal or 0x hex), else a fixed default,
+ * so that runs are deterministic and any failure can be replayed with
+ * WB_SEED=<printed value>. */
+uint64_t wb_seed(void);
+
+typedef struct {
+    uint64_t state;
+} wb_rng;
+
+/* A generator for one named stream of the run's seed: tests that draw from
+ * different streams get different data, and the same name gives the same
+ * data again. */
+wb_rng wb_rng_for(const char *stream);
+wb_rng wb_rng_from_seed(uint64_t seed);
+uint64_t wb_rng_u64(wb_rng *rng);
+/* Uniform in [lo, hi] (both inclusive). */
+int wb_rng_int(wb_rng *rng, int lo, int hi);
+/* Uniform in [lo, hi). */
+float wb_rng_float(wb_rng *rng, float lo, float hi);
+void wb_fill_ints(int *out, size_t n, int lo, int hi, wb_rng *rng);
+void wb_fill_floats(float *out, size_t n, float lo, float hi, wb_rng *rng);
+
+/* ------------------------------------------------------------ comparison */
+
+/* Byte used to poison int outputs: 0xA5A5A5A5 is an unlikely result. Float
+ * outputs are poisoned with all-ones bytes, which is a NaN. */
+#define WB_POISON_INT_BYTE 0xA5
+#define WB_POISON_INT ((int)0xA5A5A5A5u)
+
+/* Fill a device buffer so that elements a kernel never wrote stand out. */
+void wb_poison_ints(int *device_ptr, size_t n);
+void wb_poison_floats(float *device_ptr, size_t n);
+
+/* Exact comparison. Returns the number of mismatches; when there are any,
+ * writes a report into report: the count, the first few as
+ * "index: got X, expected Y", and a hint when the pattern has a classic
+ * cause (a tail of unwritten elements means the grid is too small). */
+size_t wb_compare_ints(const int *got, const int *expected, size_t n,
+                       char *report, size_t report_len);
+
+/* ||got - expected|| / ||expected|| in double precision. NaN or Inf anywhere
+ * in got gives +INFINITY, so it never passes a tolerance. When expected is
+ * all zeros the absolute norm of the difference is returned. */
+double wb_rel_error(const float *got, const double *expected, size_t n);
+
+/* Describes where a float result went wrong (first bad indices, unwritten
+ * elements) for a failure message. */
+void wb_describe_float_mismatch(const float *got, const double *expected, size_t n,
+                                double tolerance, char *report, size_t report_len);
+
+/* ---------------------------------------------------------------- timing */
+
+typedef struct {
+    double min_ms, median_ms, max_ms;
+    int repetitions;
+} wb_timing;
+
+typedef void (*wb_gpu_work)(void *context);
+
+/* Runs work `warmup` times untimed, then `repetitions` times, each between a
+ * pair of CUDA events on the default stream, and summarises the times. */
+wb_timing wb_time_gpu(wb_gpu_work work, void *context, int warmup, int repetitions);
+
+/* Median of values (sorted in place). */
+double wb_median(double *values, int n);
+
+double wb_gbps(double bytes, double ms);      /* 1e9 bytes per second */
+double wb_gflops(double flops, double ms);    /* 1e9 operations per second */
+double wb_items_per_s(double items, double ms);
+
+/* Device-to-device cudaMemcpy bandwidth of device 0, counting bytes read plus
+ * bytes written, measured once per process over a buffer far larger than
+ * the L2 cache. The yardstick for every memory-bound lab. */
+double wb_copy_bandwidth_gbps(void);
+
+/* ---------------------------------------------------------------- tables */
+
+/* One results-table printer for every lab. Rows are given as one format
+ * string whose cells are separated by '|', e.g.
+ *     wb_table_row(t, "%d|%.3f|%.0f", stage, ms, gbps);
+ * wb_table_print() aligns the columns on stdout. When $WB_RESULTS_DIR is set,
+ * each row is also appended as CSV (with a header line when the file is new)
+ * to $WB_RESULTS_DIR/<name>.csv, which is what the grader and the student
+ * tools read. */
+typedef struct wb_table wb_table;
+
+wb_table *wb_table_new(const char *name, const char *title, const char *columns);
+void wb_table_row(wb_table *table, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+void wb_table_print(const wb_table *table, FILE *out);
+void wb_table_free(wb_table *table);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WORKBOOK_H */

@@ -1,0 +1,69 @@
+# Sourced by grading/workbook and tests/run: makes sure the tools are there
+# and the build directory is configured. Never prints a Meson traceback for a
+# missing tool: one sentence saying what to install instead.
+
+WB_PACKAGES="meson ninja-build pkg-config libcriterion-dev zlib1g-dev python3 gcc"
+
+wb_missing_packages() {
+    local missing=""
+    command -v meson >/dev/null 2>&1 || missing="$missing meson"
+    command -v ninja >/dev/null 2>&1 || missing="$missing ninja-build"
+    command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
+    command -v gcc >/dev/null 2>&1 || missing="$missing gcc"
+    if command -v pkg-config >/dev/null 2>&1; then
+        pkg-config --exists 'criterion >= 2.4' || missing="$missing libcriterion-dev"
+        pkg-config --exists zlib || missing="$missing zlib1g-dev"
+    else
+        missing="$missing libcriterion-dev zlib1g-dev"
+    fi
+    echo "$missing"
+}
+
+# Installs what is missing with apt-get when we may (root, or sudo without a
+# password); otherwise prints the exact command and fails.
+wb_ensure_tools() {
+    if ! command -v nvcc >/dev/null 2>&1; then
+        if [ -x /usr/local/cuda/bin/nvcc ]; then
+            export PATH="/usr/local/cuda/bin:$PATH"
+        else
+            echo "error: the CUDA toolkit (nvcc) is not installed or not on PATH: install CUDA 13 from https://developer.nvidia.com/cuda-downloads and add its bin folder to PATH." >&2
+            return 1
+        fi
+    fi
+    local missing
+    missing=$(wb_missing_packages)
+    [ -z "$missing" ] && return 0
+    local sudo=""
+    if [ "$(id -u)" != 0 ]; then
+        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            sudo="sudo"
+        else
+            echo "error: missing packages:$missing. Install them with:" >&2
+            echo "    sudo apt-get install -y$missing" >&2
+            return 1
+        fi
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "error: missing:$missing (no apt-get here: install Meson >= 1.0.1, Ninja, pkg-config, Criterion 2.4 and zlib with your package manager)." >&2
+        return 1
+    fi
+    echo "Installing:$missing" >&2
+    $sudo apt-get update -qq >&2 &&
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >&2 ||
+        { echo "error: apt-get could not install:$missing" >&2; return 1; }
+}
+
+# wb_configure SOURCE_DIR BUILD_DIR [meson options...]: set up once; later
+# runs only rebuild (ninja re-runs meson itself when meson.build changes).
+wb_configure() {
+    local src=$1 build=$2
+    shift 2
+    if [ ! -f "$build/build.ninja" ]; then
+        meson setup "$build" "$src" "$@" >"$build.setup.log" 2>&1 || {
+            grep -E "ERROR|error" "$build.setup.log" | tail -3 >&2
+            echo "(full log: $build.setup.log)" >&2
+            return 1
+        }
+        rm -f "$build.setup.log"
+    fi
+}

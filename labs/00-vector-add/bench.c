@@ -1,0 +1,121 @@
+/*
+ * Lab 00 benchmark: vector add bandwidth against the measured copy bandwidth.
+ * `vector-add-bench-reference --help` for the options. Exits 1 when the
+ * bandwidth is below --target of the copy bandwidth, so that
+ * `meson test --benchmark` checks the lab's performance target.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+
+#include "lab.h"
+#include "workbook.h"
+
+typedef struct {
+    float *a, *b, *c;
+    int n, block_size;
+} job;
+
+static void run(void *context)
+{
+    job *j = context;
+    vector_add(j->a, j->b, j->c, j->n, j->block_size);
+}
+
+static void usage(FILE *out, const char *program)
+{
+    fprintf(out,
+            "usage: %s [--n N] [--block B] [--reps R] [--target F]\n"
+            "Times vector add at N elements (default 2^26) with blocks of B threads\n"
+            "(default 256 and every power of two from 32 to 1024 when not given),\n"
+            "R timed runs (default 50), and fails unless the best block size reaches\n"
+            "F (default 0.8) of the device-to-device copy bandwidth.\n",
+            program);
+}
+
+int main(int argc, char **argv)
+{
+    int n = 1 << 26, only_block = 0, reps = 50;
+    double target = 0.8;
+    static const struct option options[] = {{"n", required_argument, 0, 'n'},
+                                            {"block", required_argument, 0, 'b'},
+                                            {"reps", required_argument, 0, 'r'},
+                                            {"target", required_argument, 0, 't'},
+                                            {"help", no_argument, 0, 'h'},
+                                            {0, 0, 0, 0}};
+    for (int opt; (opt = getopt_long(argc, argv, "n:b:r:t:h", options, NULL)) != -1;) {
+        switch (opt) {
+        case 'n': n = atoi(optarg); break;
+        case 'b': only_block = atoi(optarg); break;
+        case 'r': reps = atoi(optarg); break;
+        case 't': target = atof(optarg); break;
+        case 'h': usage(stdout, argv[0]); return 0;
+        default: usage(stderr, argv[0]); return 2;
+        }
+    }
+    if (n < 1 || reps < 1 || only_block < 0 || only_block > 1024) {
+        fprintf(stderr, "error: need n >= 1, reps >= 1 and 0 < block <= 1024\n");
+        return 2;
+    }
+    char reason[256];
+    if (!wb_gpu_usable(reason, sizeof reason)) {
+        fprintf(stderr, "skipped: %s\n", reason);
+        return 77;   /* meson's "skipped" */
+    }
+
+    size_t bytes = sizeof(float) * (size_t)n;
+    float *host_a = malloc(bytes), *host_b = malloc(bytes), *host_c = malloc(bytes);
+    if (!host_a || !host_b || !host_c)
+        wb_fail("out of host memory for n = %d", n);
+    wb_rng rng = wb_rng_for("vector-add bench");
+    job j = {NULL, NULL, NULL, n, only_block ? only_block : 256};
+    CUDA_CHECK(cudaMalloc((void **)&j.a, bytes));
+    CUDA_CHECK(cudaMalloc((void **)&j.b, bytes));
+    CUDA_CHECK(cudaMalloc((void **)&j.c, bytes));
+    wb_fill_floats(host_a, (size_t)n, -1.0f, 1.0f, &rng);
+    wb_fill_floats(host_b, (size_t)n, -1.0f, 1.0f, &rng);
+    CUDA_CHECK(cudaMemcpy(j.a, host_a, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(j.b, host_b, bytes, cudaMemcpyHostToDevice));
+
+    /* Validate before timing: a fast wrong kernel is not a result. */
+    wb_poison_floats(j.c, (size_t)n);
+    run(&j);
+    CUDA_CHECK(cudaMemcpy(host_c, j.c, bytes, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < n; i++)
+        if (host_c[i] != host_a[i] + host_b[i])
+            wb_fail("wrong result at index %d: got %g, expected %g; run the tests first",
+                    i, host_c[i], host_a[i] + host_b[i]);
+    free(host_a);
+    free(host_b);
+    free(host_c);
+
+    wb_device dev = wb_device_info();
+    double copy = wb_copy_bandwidth_gbps();
+    char title[400];
+    snprintf(title, sizeof title,
+             "vector add, n = %d, %s, median of %d runs; bytes moved = 12 n "
+             "(read a, b; write c); copy bandwidth %.0f GB/s (read + write)",
+             n, dev.name, reps, copy);
+    wb_table *table = wb_table_new("vector-add-bench", title,
+                                   "block|time (ms)|min (ms)|GB/s|% of copy");
+    double best = 0.0;
+    for (int block = 32; block <= 1024; block *= 2) {
+        j.block_size = only_block ? only_block : block;
+        wb_timing t = wb_time_gpu(run, &j, 3, reps);
+        double gbps = wb_gbps(3.0 * (double)bytes, t.median_ms);
+        best = gbps > best ? gbps : best;
+        wb_table_row(table, "%d|%.3f|%.3f|%.0f|%.1f", j.block_size, t.median_ms, t.min_ms, gbps,
+                     100.0 * gbps / copy);
+        if (only_block)
+            break;
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    CUDA_CHECK(cudaFree(j.a));
+    CUDA_CHECK(cudaFree(j.b));
+    CUDA_CHECK(cudaFree(j.c));
+
+    bool met = best >= target * copy;
+    printf("target: %.0f%% of copy bandwidth: %s (best %.1f%%)\n", 100.0 * target,
+           met ? "met" : "NOT met", 100.0 * best / copy);
+    return met ? 0 : 1;
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Checks that a lab's tests can fail: the reference passes all of them and
+the skeleton fails at least one.
+
+usage: check_sides.py LAB STUDENT_TEST_BINARY REFERENCE_TEST_BINARY
+
+Exit status 0 when both hold, 1 when not, 77 (meson's "skipped") when every
+test was skipped because there is no usable GPU.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SKIPPED = 77
+
+
+def run_criterion(binary):
+    """Runs a Criterion binary one test at a time; returns its JSON report."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "report.json")
+        proc = subprocess.run([binary, "--jobs=1", f"--json={report}"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace")
+        try:
+            with open(report) as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            sys.exit(f"{binary} wrote no readable report (exit {proc.returncode}):\n"
+                     f"{proc.stdout[-3000:]}")
+    return data, proc.stdout
+
+
+def failing_tests(data):
+    return [f"{suite['name']}/{test['name']}: {test['status']}"
+            for suite in data.get("test_suites", [])
+            for test in suite.get("tests", [])
+            if test["status"] in ("FAILED", "ERRORED")]
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if len(sys.argv) == 2 else 2
+    lab, student, reference = sys.argv[1:]
+    ref, ref_log = run_criterion(reference)
+    if ref["skipped"] and not (ref["passed"] or ref["failed"] or ref["errored"]):
+        print(f"{lab}: every GPU test was skipped (no usable GPU)")
+        return SKIPPED
+    ok = True
+    bad = failing_tests(ref)
+    if bad or not ref["passed"]:
+        print(f"{lab}: the REFERENCE fails {len(bad)} test(s):", *bad, sep="\n  ")
+        print(ref_log[-4000:])
+        ok = False
+    else:
+        print(f"{lab}: reference passes all {ref['passed']} tests")
+    stu, _ = run_criterion(student)
+    bad = failing_tests(stu)
+    if not bad:
+        print(f"{lab}: the SKELETON passes every test ({stu['passed']} passed): "
+              "its tests cannot fail")
+        ok = False
+    else:
+        print(f"{lab}: skeleton fails {len(bad)} of "
+              f"{stu['passed'] + len(bad)} tests, as it should")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

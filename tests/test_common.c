@@ -1,0 +1,191 @@
+/* CPU-side unit tests of common/: everything that needs no GPU. */
+#include <math.h>
+#include <setjmp.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wb_test.h"
+
+Test(random, same_stream_same_numbers)
+{
+    wb_rng a = wb_rng_for("stream"), b = wb_rng_for("stream"), c = wb_rng_for("other");
+    uint64_t first_a = wb_rng_u64(&a);
+    cr_assert_eq(first_a, wb_rng_u64(&b));
+    cr_assert_neq(first_a, wb_rng_u64(&c), "different streams must give different data");
+}
+
+Test(random, seed_from_environment)
+{
+    setenv("WB_SEED", "0x2a", 1);
+    cr_assert_eq(wb_seed(), 42);
+    setenv("WB_SEED", "12345", 1);
+    cr_assert_eq(wb_seed(), 12345);
+    unsetenv("WB_SEED");
+}
+
+Test(random, ints_cover_inclusive_range)
+{
+    wb_rng rng = wb_rng_from_seed(7);
+    bool seen[7] = {false};
+    for (int i = 0; i < 10000; i++) {
+        int v = wb_rng_int(&rng, -3, 3);
+        cr_assert(v >= -3 && v <= 3, "value %d outside [-3, 3]", v);
+        seen[v + 3] = true;
+    }
+    for (int v = 0; v < 7; v++)
+        cr_assert(seen[v], "value %d never drawn", v - 3);
+    cr_assert_eq(wb_rng_int(&rng, INT32_MIN, INT32_MIN), INT32_MIN);
+}
+
+Test(random, floats_in_half_open_range_and_not_constant)
+{
+    wb_rng rng = wb_rng_from_seed(9);
+    float values[1000];
+    wb_fill_floats(values, 1000, -1.0f, 1.0f, &rng);
+    double sum = 0.0;
+    for (int i = 0; i < 1000; i++) {
+        cr_assert(values[i] >= -1.0f && values[i] < 1.0f);
+        sum += values[i];
+    }
+    cr_assert(fabs(sum / 1000) < 0.1, "mean %g is far from 0", sum / 1000);
+    cr_assert_neq(values[0], values[1]);
+}
+
+Test(compare, equal_ints_report_nothing)
+{
+    int a[4] = {1, -2, 3, 4};
+    char report[256] = "untouched";
+    cr_assert_eq(wb_compare_ints(a, a, 4, report, sizeof report), 0);
+    cr_assert_str_empty(report);
+}
+
+Test(compare, mismatches_listed_with_index_got_expected)
+{
+    int got[6] = {0, 9, 2, 3, 7, 5}, want[6] = {0, 1, 2, 3, 4, 5};
+    char report[512];
+    cr_assert_eq(wb_compare_ints(got, want, 6, report, sizeof report), 2);
+    cr_assert(strstr(report, "2 of 6 elements differ"), "report: %s", report);
+    cr_assert(strstr(report, "1: got 9, expected 1"), "report: %s", report);
+    cr_assert(strstr(report, "4: got 7, expected 4"), "report: %s", report);
+}
+
+Test(compare, unwritten_tail_hints_at_grid_size)
+{
+    int got[8], want[8];
+    for (int i = 0; i < 8; i++) {
+        want[i] = i;
+        got[i] = i < 5 ? i : WB_POISON_INT;
+    }
+    char report[512];
+    cr_assert_eq(wb_compare_ints(got, want, 8, report, sizeof report), 3);
+    cr_assert(strstr(report, "never written"), "report: %s", report);
+    cr_assert(strstr(report, "from index 5 on"), "report: %s", report);
+    cr_assert(strstr(report, "grid large enough"), "report: %s", report);
+}
+
+Test(compare, report_never_overflows)
+{
+    enum { N = 1000 };
+    int got[N], want[N];
+    for (int i = 0; i < N; i++)
+        got[i] = -(want[i] = i + 1000000);
+    char report[40];
+    cr_assert_eq(wb_compare_ints(got, want, N, report, sizeof report), N);
+    cr_assert_lt(strlen(report), sizeof report);
+}
+
+Test(compare, relative_error)
+{
+    float got[3] = {1.0f, 2.0f, 2.0f};
+    double want[3] = {1.0, 2.0, 2.0};
+    cr_assert_eq(wb_rel_error(got, want, 3), 0.0);
+    got[2] = 2.0f + 3.0f;
+    cr_assert_float_eq(wb_rel_error(got, want, 3), 1.0, 1e-12);
+}
+
+Test(compare, nan_and_inf_never_pass)
+{
+    float got[2] = {NAN, 1.0f};
+    double want[2] = {1.0, 1.0};
+    cr_assert(isinf(wb_rel_error(got, want, 2)));
+    got[0] = INFINITY;
+    cr_assert(isinf(wb_rel_error(got, want, 2)));
+    char report[256];
+    got[0] = NAN;
+    wb_describe_float_mismatch(got, want, 2, 1e-6, report, sizeof report);
+    cr_assert(strstr(report, "0: got nan"), "report: %s", report);
+}
+
+Test(timing, median_and_rates)
+{
+    double odd[5] = {5, 1, 4, 2, 3}, even[4] = {4, 1, 3, 2};
+    cr_assert_eq(wb_median(odd, 5), 3.0);
+    cr_assert_eq(wb_median(even, 4), 2.5);
+    cr_assert_float_eq(wb_gbps(2e9, 1000.0), 2.0, 1e-12);
+    cr_assert_float_eq(wb_gflops(5e9, 500.0), 10.0, 1e-12);
+    cr_assert_float_eq(wb_items_per_s(10.0, 1.0), 1e4, 1e-9);
+}
+
+Test(table, aligned_columns_and_csv, .init = cr_redirect_stdout)
+{
+    char dir[] = "/tmp/wb-table-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("WB_RESULTS_DIR", dir, 1);
+    wb_table *t = wb_table_new("demo", "Demo table", "stage|time (ms)");
+    wb_table_row(t, "%d|%.2f", 0, 12.5);
+    wb_table_row(t, "%s|%.2f", "ten", 1.25);
+    wb_table_print(t, stdout);
+    wb_table_free(t);
+    unsetenv("WB_RESULTS_DIR");
+    cr_assert_stdout_eq_str("\nDemo table\n"
+                            "stage | time (ms)\n"
+                            "------+----------\n"
+                            "0     |     12.50\n"
+                            "ten   |      1.25\n");
+    char path[64], csv[256] = {0};
+    snprintf(path, sizeof path, "%s/demo.csv", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    size_t len = fread(csv, 1, sizeof csv - 1, f);
+    fclose(f);
+    csv[len] = '\0';
+    cr_assert_str_eq(csv, "\"stage\",\"time (ms)\"\n\"0\",\"12.50\"\n\"ten\",\"1.25\"\n");
+    remove(path);
+    rmdir(dir);
+}
+
+static jmp_buf after_failure;
+static char last_message[512];
+
+static void capture_message(const char *message)
+{
+    snprintf(last_message, sizeof last_message, "%s", message);
+    longjmp(after_failure, 1);
+}
+
+Test(errors, cuda_check_names_file_line_call_and_error)
+{
+    wb_set_error_handler(capture_message);
+    if (!setjmp(after_failure)) {
+        CUDA_CHECK(cudaMemcpy(NULL, NULL, 1, (enum cudaMemcpyKind)99));
+        cr_assert_fail("CUDA_CHECK returned after a failing call");
+    }
+    wb_set_error_handler(NULL);
+    cr_assert(strstr(last_message, "test_common.c:"), "message: %s", last_message);
+    cr_assert(strstr(last_message, "cudaMemcpy(NULL, NULL, 1"), "message: %s", last_message);
+    cr_assert(strstr(last_message, "failed: cuda"), "message: %s", last_message);
+}
+
+Test(errors, default_handler_exits_non_zero, .exit_code = 1)
+{
+    wb_set_error_handler(NULL);
+    wb_fail("planned failure");
+}
+
+Test(device, usable_gives_a_reason_either_way)
+{
+    char reason[256] = "";
+    bool usable = wb_gpu_usable(reason, sizeof reason);
+    cr_assert_str_neq(reason, "", "wb_gpu_usable(%d) gave no reason", usable);
+}
