@@ -36,7 +36,11 @@ static void append(char *report, size_t report_len, const char *format, ...)
 static void append_hint(char *report, size_t report_len, size_t n, size_t mismatches,
                         size_t first_bad, size_t last_bad, size_t unwritten)
 {
-    if (unwritten == mismatches && last_bad == n - 1 && mismatches == n - first_bad)
+    if (unwritten == mismatches && first_bad == 1 && mismatches == n - 1)
+        append(report, report_len,
+               "\n  hint: only element 0 was written: does every thread compute its own "
+               "index (blockIdx, blockDim, threadIdx)?");
+    else if (unwritten == mismatches && last_bad == n - 1 && mismatches == n - first_bad)
         append(report, report_len,
                "\n  hint: every element from index %zu on was never written: "
                "is your grid large enough (ceiling division)?",

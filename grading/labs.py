@@ -1,0 +1,54 @@
+"""What the workbook's tools share: where things are, which labs exist, how
+to build one target and how to run a Criterion test binary."""
+import json
+import os
+import re
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("WB_BUILD_DIR", os.path.join(ROOT, "build"))
+
+
+def all_labs():
+    """(folder, name) of every lab, in the order meson.build lists them,
+    e.g. ("04-reduction", "reduction"). Labs without a folder yet are left out."""
+    text = open(os.path.join(ROOT, "meson.build")).read()
+    block = re.search(r"all_labs = \[(.*?)\]", text, re.S).group(1)
+    folders = re.findall(r"'([0-9]{2}-[a-z0-9-]+)'", block)
+    return [(f, f[3:]) for f in folders
+            if os.path.isfile(os.path.join(ROOT, "labs", f, "meson.build"))]
+
+
+def find_lab(name):
+    """Accepts "reduction", "04-reduction" or "04"; returns (folder, name) or None."""
+    for folder, lab in all_labs():
+        if name in (lab, folder, folder[:2]):
+            return folder, lab
+    return None
+
+
+def build_target(target, build=BUILD):
+    """Builds one target with ninja; returns (ok, compiler output)."""
+    proc = subprocess.run(["ninja", "-C", build, target], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace")
+    return proc.returncode == 0, proc.stdout
+
+
+def run_criterion(binary, results_dir, extra_args=(), timeout=None):
+    """Runs a Criterion test binary one test at a time with its tables going
+    to results_dir; returns (report dict or None, combined output)."""
+    os.makedirs(results_dir, exist_ok=True)
+    report = os.path.join(results_dir, "criterion.json")
+    if os.path.exists(report):
+        os.remove(report)
+    env = dict(os.environ, WB_RESULTS_DIR=results_dir)
+    proc = subprocess.run([binary, "--jobs=1", f"--json={report}", *extra_args], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace", timeout=timeout)
+    with open(os.path.join(results_dir, "output.txt"), "w") as f:
+        f.write(proc.stdout)
+    try:
+        with open(report) as f:
+            return json.load(f), proc.stdout
+    except (OSError, ValueError):
+        return None, proc.stdout
