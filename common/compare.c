@@ -50,9 +50,10 @@ static void append_hint(char *report, size_t report_len, size_t n, size_t mismat
                "\n  hint: %zu elements were never written (they still hold the poison "
                "value): check the index formula and the bounds check",
                unwritten);
-    else if (unwritten == 0 && mismatches == n)
+    else if (unwritten == 0 && 2 * mismatches > n)
         append(report, report_len,
-               "\n  hint: every element is wrong: check the formula and which inputs you read");
+               "\n  hint: most elements hold wrong values (none was left unwritten): check "
+               "the formula and the indices you read");
 }
 
 /* Puts "K of N elements <verb>: " before the listed mismatches and a hint after. */

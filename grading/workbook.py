@@ -11,6 +11,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import grader  # noqa: E402
+import student  # noqa: E402
 
 
 def main():
@@ -18,6 +19,7 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     grader.add_commands(sub)
+    student.add_commands(sub)
     args = parser.parse_args(sys.argv[1:] or ["grade"])
     return args.func(args)
 

@@ -64,7 +64,7 @@ static void check_vector_add(int n, int block_size)
     free_vectors(&v);
 }
 
-ParameterizedTestParameters(vector_add, sizes)
+ParameterizedTestParameters(vector_add, stage0_sizes)
 {
     /* Edge sizes around a warp, a size that is no multiple of anything, and
      * a large one where a too-small grid shows. */
@@ -72,25 +72,25 @@ ParameterizedTestParameters(vector_add, sizes)
     return cr_make_param_array(int, sizes, sizeof sizes / sizeof sizes[0]);
 }
 
-ParameterizedTest(int *n, vector_add, sizes, .description = "c = a + b for awkward sizes")
+ParameterizedTest(int *n, vector_add, stage0_sizes, .description = "c = a + b for awkward sizes")
 {
     check_vector_add(*n, 256);
 }
 
-ParameterizedTestParameters(vector_add, block_sizes)
+ParameterizedTestParameters(vector_add, stage0_block_sizes)
 {
     /* 96 and 1000 do not divide n = 100003; 1024 is the largest block. */
     static int block_sizes[] = {32, 96, 128, 256, 1000, 1024};
     return cr_make_param_array(int, block_sizes, sizeof block_sizes / sizeof block_sizes[0]);
 }
 
-ParameterizedTest(int *block_size, vector_add, block_sizes,
+ParameterizedTest(int *block_size, vector_add, stage0_block_sizes,
                   .description = "grids whose blocks do not divide n")
 {
     check_vector_add(100003, *block_size);
 }
 
-Test(vector_add, n_zero_launches_nothing)
+Test(vector_add, stage0_n_zero_launches_nothing)
 {
     /* An empty vector is valid input; the entry point must not launch a
      * grid of zero blocks (that is a launch error). */
@@ -109,7 +109,7 @@ static void run_timed(void *context)
     vector_add(call->v->a, call->v->b, call->v->c, call->v->n, call->block_size);
 }
 
-Test(vector_add, timing, .description = "time and bandwidth at 2^26 elements", .timeout = 120)
+Test(vector_add, timing_2e26, .description = "time and bandwidth at 2^26 elements", .timeout = 120)
 {
     const int n = 1 << 26;
     vectors v = make_vectors(n, "vector_add timing");
