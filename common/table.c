@@ -11,7 +11,7 @@
 
 struct wb_table {
     char name[64];
-    char title[160];
+    char title[640];
     int columns;
     char header[MAX_COLUMNS][MAX_CELL];
     int rows, capacity;

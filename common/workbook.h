@@ -68,6 +68,8 @@ typedef struct {
     size_t global_mem_bytes;
     size_t l2_bytes;
     int max_threads_per_block;
+    int memory_clock_khz, memory_bus_bits;
+    double theoretical_bandwidth_gbps; /* 2 (double data rate) x clock x bus width */
 } wb_device;
 
 /* Oldest compute capability CUDA 13 can build for. */

@@ -90,11 +90,13 @@ int main(int argc, char **argv)
 
     wb_device dev = wb_device_info();
     double copy = wb_copy_bandwidth_gbps();
-    char title[400];
+    char title[640];
     snprintf(title, sizeof title,
              "vector add, n = %d, %s, median of %d runs; bytes moved = 12 n "
-             "(read a, b; write c); copy bandwidth %.0f GB/s (read + write)",
-             n, dev.name, reps, copy);
+             "(read a, b; write c)\ncopy bandwidth %.0f GB/s (read + write); theoretical "
+             "%.0f GB/s (%d MHz x 2 x %d bits)",
+             n, dev.name, reps, copy, dev.theoretical_bandwidth_gbps,
+             dev.memory_clock_khz / 1000, dev.memory_bus_bits);
     wb_table *table = wb_table_new("vector-add-bench", title,
                                    "block|time (ms)|min (ms)|GB/s|% of copy");
     double best = 0.0;
