@@ -2,8 +2,6 @@
 # and the build directory is configured. Never prints a Meson traceback for a
 # missing tool: one sentence saying what to install instead.
 
-WB_PACKAGES="meson ninja-build pkg-config libcriterion-dev zlib1g-dev python3 gcc"
-
 wb_missing_packages() {
     local missing=""
     command -v meson >/dev/null 2>&1 || missing="$missing meson"
@@ -16,6 +14,11 @@ wb_missing_packages() {
     else
         missing="$missing libcriterion-dev zlib1g-dev"
     fi
+    # Extra programs a caller needs (tests/run: pandoc, to render the book).
+    local program
+    for program in ${WB_EXTRA_PROGRAMS:-}; do
+        command -v "$program" >/dev/null 2>&1 || missing="$missing $program"
+    done
     echo "$missing"
 }
 
