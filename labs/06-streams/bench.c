@@ -1,0 +1,424 @@
+/*
+ * Lab 06 benchmark: host<->device bandwidth, the five versions at 2^28
+ * floats, the overlap they reach against the ideal pipeline, and the
+ * implicit-synchronisation experiment, with version 5's events written as a
+ * timeline (CSV; timeline.py draws it). `streams-bench-reference --help`.
+ * Exits 1 when the best overlapped version misses the lab's targets.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab.h"
+#include "workbook.h"
+
+typedef struct {
+    saxpy_config cfg;
+    saxpy_device *dev;
+    saxpy_host pinned, pageable;
+    int version;                /* 1..5: a version; 0: one step, see step_* */
+    saxpy_segment seg;
+    int step;                   /* 0 copy in, 1 kernel, 2 copy out */
+    saxpy_timeline *tl;
+    /* what the check compares against: a sample of indices */
+    int samples;
+    int *sample;
+    double *expected;
+} bench;
+
+static const char *const version_names[] = {"", "sync, pageable", "pinned, 1 stream",
+                                            "depth first", "breadth first", "breadth + events"};
+
+static void run(void *context)
+{
+    bench *b = context;
+    saxpy_host *host = b->version == 1 ? &b->pageable : &b->pinned;
+    switch (b->version) {
+    case 1: saxpy_v1_sync(&b->cfg, b->dev, host); break;
+    case 2: saxpy_v2_pinned(&b->cfg, b->dev, host); break;
+    case 3: saxpy_v3_depth_first(&b->cfg, b->dev, host); break;
+    case 4: saxpy_v4_breadth_first(&b->cfg, b->dev, host); break;
+    default: saxpy_v5_timeline(&b->cfg, b->dev, host, b->tl); break;
+    }
+}
+
+/* One step of one segment alone on the default stream, from pinned memory:
+ * the stage times the ideal pipeline is built from. */
+static void run_step(void *context)
+{
+    bench *b = context;
+    size_t bytes = sizeof(float) * (size_t)b->seg.count;
+    int i = b->seg.begin;
+    if (b->step == 0) {
+        CUDA_CHECK(cudaMemcpyAsync(b->dev->x + i, b->pinned.x + i, bytes,
+                                   cudaMemcpyHostToDevice, 0));
+        CUDA_CHECK(cudaMemcpyAsync(b->dev->y + i, b->pinned.y + i, bytes,
+                                   cudaMemcpyHostToDevice, 0));
+    } else if (b->step == 1) {
+        saxpy_launch(&b->cfg, b->dev, b->seg, 0);
+    } else {
+        CUDA_CHECK(cudaMemcpyAsync(b->pinned.z + i, b->dev->y + i, bytes,
+                                   cudaMemcpyDeviceToHost, 0));
+    }
+}
+
+static double time_step(bench *b, saxpy_segment seg, int step, int reps)
+{
+    b->seg = seg;
+    b->step = step;
+    return wb_time_gpu(run_step, b, 1, reps).median_ms;
+}
+
+typedef struct {
+    double in, kernel, out;
+} stage_times;
+
+/* Copy in, kernel and copy out of one segment of n / segments elements. */
+static stage_times measure_stages(bench *b, int segments, int reps)
+{
+    saxpy_segment seg = saxpy_segment_of(b->pinned.n, segments, 0);
+    stage_times t = {time_step(b, seg, 0, reps), time_step(b, seg, 1, reps),
+                     time_step(b, seg, 2, reps)};
+    return t;
+}
+
+/* A three-stage pipeline over m segments: the first segment goes through
+ * all three stages, then one segment leaves per slowest-stage time. */
+static double ideal_ms(stage_times t, int m)
+{
+    double slowest = fmax(t.in, fmax(t.kernel, t.out));
+    return t.in + t.kernel + t.out + (m - 1) * slowest;
+}
+
+/* Elements to check: a stride through the array and both sides of every
+ * possible segment boundary. Expected values are computed once. */
+static void prepare_check(bench *b)
+{
+    int n = b->pinned.n, stride = n / 4096 > 1 ? n / 4096 : 1, count = 0;
+    b->sample = malloc(sizeof(int) * (size_t)(n / stride + 2 * SAXPY_MAX_SEGMENTS + 2));
+    for (int i = 0; i < n; i += stride)
+        b->sample[count++] = i;
+    for (int k = 1; k <= SAXPY_MAX_SEGMENTS; k++) {
+        int edge = saxpy_segment_of(n, SAXPY_MAX_SEGMENTS, k - 1).begin;
+        b->sample[count++] = edge;
+        b->sample[count++] = edge > 0 ? edge - 1 : n - 1;
+    }
+    b->samples = count;
+    b->expected = malloc(sizeof(double) * (size_t)count);
+    if (!b->sample || !b->expected)
+        wb_fail("out of host memory");
+    for (int j = 0; j < count; j++) {
+        int i = b->sample[j];
+        double v = b->pinned.y[i];
+        for (int k = 0; k < b->cfg.repeat; k++)
+            v += (double)b->cfg.a * b->pinned.x[i];
+        b->expected[j] = v;
+    }
+}
+
+/* Validate before timing: a fast wrong version is not a result. */
+static void check_version(bench *b)
+{
+    saxpy_host *host = b->version == 1 ? &b->pageable : &b->pinned;
+    memset(host->z, 0xFF, sizeof(float) * (size_t)host->n);
+    run(b);
+    float *got = malloc(sizeof(float) * (size_t)b->samples);
+    if (!got)
+        wb_fail("out of host memory");
+    for (int j = 0; j < b->samples; j++)
+        got[j] = host->z[b->sample[j]];
+    double error = wb_rel_error(got, b->expected, (size_t)b->samples),
+           allowed = ldexp(b->cfg.repeat, -24);
+    if (!(error < allowed))
+        wb_fail("version %d (streams = %d, segments = %d) computes wrong results (relative "
+                "error %g on a sample, allowed %g): run the tests first",
+                b->version, b->cfg.streams, b->cfg.segments, error, allowed);
+    free(got);
+}
+
+static double time_version(bench *b, int version, int streams, int segments, int reps)
+{
+    b->version = version;
+    b->cfg.streams = streams;
+    b->cfg.segments = version <= 2 ? 1 : segments;
+    saxpy_timeline_free(b->tl);
+    b->tl = version == 5 ? saxpy_timeline_new(b->cfg.segments) : NULL;
+    check_version(b);
+    return wb_time_gpu(run, b, 1, reps).median_ms;
+}
+
+/* Appends version 5's last run to the timeline CSV. */
+static void write_timeline(FILE *csv, const char *experiment, const bench *b)
+{
+    double ms[SAXPY_MAX_SEGMENTS][MARKS];
+    int k, m;
+    cudaError_t status = saxpy_timeline_read(b->tl, ms, &k, &m);
+    if (status != cudaSuccess)
+        wb_fail("version 5 did not record event %d of segment %d (%s)", m, k,
+                cudaGetErrorName(status));
+    static const char *const kinds[] = {"copy in", "kernel", "copy out"};
+    for (k = 0; k < b->tl->segments; k++)
+        for (int step = 0; step < 3; step++)
+            fprintf(csv, "%s,%d,%d,%s,%.4f,%.4f\n", experiment, k, k % b->cfg.streams,
+                    kinds[step], ms[k][step], ms[k][step + 1]);
+}
+
+/* Kernel time over the whole array at a given repeat. */
+static double time_kernel(bench *b, int repeat, int reps)
+{
+    int saved = b->cfg.repeat;
+    b->cfg.repeat = repeat;
+    double ms = time_step(b, saxpy_segment_of(b->pinned.n, 1, 0), 1, reps);
+    b->cfg.repeat = saved;
+    return ms;
+}
+
+/* The repeat at which the kernel takes as long as the copy in, the slowest
+ * copy: there overlap gains the most. Kernel time is linear in repeat. */
+static int calibrate_repeat(bench *b, double copy_in_ms, int reps)
+{
+    const int lo = 64, hi = 1024;
+    double t_lo = time_kernel(b, lo, reps), t_hi = time_kernel(b, hi, reps);
+    double per_repeat = (t_hi - t_lo) / (hi - lo);
+    int r = (int)lround((copy_in_ms - (t_lo - lo * per_repeat)) / per_repeat / 8.0) * 8;
+    return r < 1 ? 1 : r;
+}
+
+typedef struct {
+    void *dst;
+    const void *src;
+    size_t bytes;
+    enum cudaMemcpyKind kind;
+} copy_job;
+
+static void run_copy(void *context)
+{
+    copy_job *c = context;
+    CUDA_CHECK(cudaMemcpy(c->dst, c->src, c->bytes, c->kind));
+}
+
+static double copy_gbps(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                        int reps)
+{
+    copy_job c = {dst, src, bytes, kind};
+    return wb_gbps((double)bytes, wb_time_gpu(run_copy, &c, 1, reps).median_ms);
+}
+
+static void usage(FILE *out, const char *program)
+{
+    fprintf(out,
+            "usage: %s [--n N] [--repeat R] [--streams S] [--segments M] [--reps K]\n"
+            "          [--stage V] [--timeline FILE] [--target-efficiency F]\n"
+            "          [--target-speedup X]\n"
+            "Times the five versions on N floats (default 2^28) with R FMAs per element\n"
+            "(default: measured, so that the kernel takes as long as the copy in), S\n"
+            "streams (default 4) and M segments (default 32), median of K runs (default 5),\n"
+            "then sweeps streams and segments for versions 3 and 4 and runs the implicit-\n"
+            "synchronisation experiment. --stage V times version V only (no targets).\n"
+            "Version 5's events go to FILE as CSV (default $WB_RESULTS_DIR/"
+            "streams-timeline.csv\nwhen set); draw them with labs/06-streams/timeline.py.\n"
+            "Fails unless the best overlapped version reaches overlap efficiency F\n"
+            "(default 0.9) and is X times (default 1.8) faster than version 2.\n",
+            program);
+}
+
+int main(int argc, char **argv)
+{
+    int n = 1 << 28, repeat = 0, streams = 4, segments = 32, reps = 5, only = 0;
+    double target_efficiency = 0.9, target_speedup = 1.8;
+    const char *timeline = NULL;
+    static const struct option options[] = {
+        {"n", required_argument, 0, 'n'},        {"repeat", required_argument, 0, 'r'},
+        {"streams", required_argument, 0, 's'},  {"segments", required_argument, 0, 'm'},
+        {"reps", required_argument, 0, 'k'},     {"stage", required_argument, 0, 'v'},
+        {"timeline", required_argument, 0, 'f'}, {"target-efficiency", required_argument, 0, 'e'},
+        {"target-speedup", required_argument, 0, 'x'}, {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    for (int opt; (opt = getopt_long(argc, argv, "n:r:s:m:k:v:f:e:x:h", options, NULL)) != -1;) {
+        switch (opt) {
+        case 'n': n = atoi(optarg); break;
+        case 'r': repeat = atoi(optarg); break;
+        case 's': streams = atoi(optarg); break;
+        case 'm': segments = atoi(optarg); break;
+        case 'k': reps = atoi(optarg); break;
+        case 'v': only = atoi(optarg); break;
+        case 'f': timeline = optarg; break;
+        case 'e': target_efficiency = atof(optarg); break;
+        case 'x': target_speedup = atof(optarg); break;
+        case 'h': usage(stdout, argv[0]); return 0;
+        default: usage(stderr, argv[0]); return 2;
+        }
+    }
+    if (n < 1 || reps < 1 || repeat < 0 || streams < 1 || streams > SAXPY_MAX_STREAMS ||
+        segments < 1 || segments > SAXPY_MAX_SEGMENTS || only < 0 || only > 5) {
+        fprintf(stderr, "error: need n >= 1, reps >= 1, repeat >= 0 (0: measure it), "
+                        "1 <= streams <= %d, 1 <= segments <= %d, stage 1 to 5\n",
+                SAXPY_MAX_STREAMS, SAXPY_MAX_SEGMENTS);
+        return 2;
+    }
+    char reason[256];
+    if (!wb_gpu_usable(reason, sizeof reason)) {
+        fprintf(stderr, "skipped: %s\n", reason);
+        return 77;   /* meson's "skipped" */
+    }
+    char default_timeline[4096];
+    const char *results = getenv("WB_RESULTS_DIR");
+    if (!timeline && results && *results) {
+        snprintf(default_timeline, sizeof default_timeline, "%s/streams-timeline.csv", results);
+        timeline = default_timeline;
+    }
+
+    /* Inputs: random, the same in pageable and pinned memory. */
+    bench b;
+    memset(&b, 0, sizeof b);
+    wb_rng rng = wb_rng_for("streams bench");
+    b.cfg = (saxpy_config){wb_rng_float(&rng, -2.0f, 2.0f), 1, streams, segments, 256, false};
+    b.pinned = (saxpy_host){n, host_alloc((size_t)n, true), host_alloc((size_t)n, true),
+                            host_alloc((size_t)n, true)};
+    b.pageable = (saxpy_host){n, host_alloc((size_t)n, false), host_alloc((size_t)n, false),
+                              host_alloc((size_t)n, false)};
+    size_t bytes = sizeof(float) * (size_t)n;
+    wb_fill_floats((float *)b.pinned.x, (size_t)n, -1.0f, 1.0f, &rng);
+    wb_fill_floats((float *)b.pinned.y, (size_t)n, -1.0f, 1.0f, &rng);
+    memcpy((float *)b.pageable.x, b.pinned.x, bytes);
+    memcpy((float *)b.pageable.y, b.pinned.y, bytes);
+    memset(b.pageable.z, 0, bytes);   /* touch every page once, as the pinned one is */
+    b.dev = saxpy_device_new(n, SAXPY_MAX_STREAMS);
+    CUDA_CHECK(cudaMemcpy(b.dev->x, b.pinned.x, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(b.dev->y, b.pinned.y, bytes, cudaMemcpyHostToDevice));
+    wb_device dev = wb_device_info();
+
+    /* 1. Host <-> device bandwidth over up to 256 MiB. */
+    size_t copy_bytes = bytes < ((size_t)256 << 20) ? bytes : (size_t)256 << 20;
+    char title[512];
+    snprintf(title, sizeof title, "host <-> device bandwidth, %zu MiB per copy, %s, median of %d",
+             copy_bytes >> 20, dev.name, reps);
+    wb_table *table = wb_table_new("streams-bandwidth", title, "direction|host memory|GB/s");
+    for (int pinned = 0; pinned < 2; pinned++) {
+        saxpy_host *h = pinned ? &b.pinned : &b.pageable;
+        double h2d = copy_gbps(b.dev->x, h->x, copy_bytes, cudaMemcpyHostToDevice, reps);
+        double d2h = copy_gbps(h->z, b.dev->y, copy_bytes, cudaMemcpyDeviceToHost, reps);
+        const char *kind = pinned ? "pinned" : "pageable";
+        wb_table_row(table, "host to device|%s|%.1f", kind, h2d);
+        wb_table_row(table, "device to host|%s|%.1f", kind, d2h);
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+
+    /* 2. The intensity: kernel time equal to the copy in of the whole array. */
+    stage_times whole = measure_stages(&b, 1, reps);
+    b.cfg.repeat = repeat ? repeat : calibrate_repeat(&b, whole.in, reps);
+    printf("\nrepeat = %d%s: whole-array copy in %.2f ms (%.1f GB/s), kernel %.2f ms, copy "
+           "out %.2f ms\n", b.cfg.repeat, repeat ? " (given)" : " (measured: kernel = copy in)",
+           whole.in, wb_gbps(2.0 * (double)bytes, whole.in), time_kernel(&b, b.cfg.repeat, reps),
+           whole.out);
+    prepare_check(&b);
+
+    /* 3. The versions. */
+    snprintf(title, sizeof title,
+             "streams: n = %d floats, repeat = %d, median of %d; ideal = the three-stage "
+             "pipeline from the measured stage times of one segment; efficiency = ideal / time",
+             n, b.cfg.repeat, reps);
+    table = wb_table_new("streams-versions", title,
+                         "version|what|streams|segments|time (ms)|vs v1|vs v2|ideal (ms)|"
+                         "efficiency");
+    double v1 = NAN, v2 = NAN, best = INFINITY, best_efficiency = 0.0;
+    int best_version = 0, best_streams = 0, best_segments = 0;
+    for (int v = only ? only : 1; v <= (only ? only : 5); v++) {
+        double ms = time_version(&b, v, streams, segments, reps);
+        v1 = v == 1 ? ms : v1;
+        v2 = v == 2 ? ms : v2;
+        if (v == 1) {
+            wb_table_row(table, "1|%s|1|1|%.1f|1.00|-|-|-", version_names[1], ms);
+            continue;
+        }
+        double ideal = ideal_ms(measure_stages(&b, b.cfg.segments, reps), b.cfg.segments);
+        wb_table_row(table, "%d|%s|%d|%d|%.1f|%.2f|%.2f|%.1f|%.2f", v, version_names[v],
+                     b.cfg.streams, b.cfg.segments, ms, v1 / ms, v2 / ms, ideal, ideal / ms);
+        if (v >= 3 && ms < best) {
+            best = ms;
+            best_efficiency = ideal / ms;
+            best_version = v, best_streams = b.cfg.streams, best_segments = b.cfg.segments;
+        }
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    if (only)
+        return 0;
+
+    FILE *csv = NULL;
+    if (timeline) {
+        if (!(csv = fopen(timeline, "w")))
+            wb_fail("cannot write the timeline to %s", timeline);
+        fprintf(csv, "experiment,segment,stream,kind,start_ms,end_ms\n");
+        write_timeline(csv, "overlap", &b);
+    }
+
+    /* 4. Sweeps: segments at the given stream count, streams at the given
+     * segment count, for versions 3 and 4. */
+    snprintf(title, sizeof title, "versions 3 and 4 over streams and segments (ms; "
+             "efficiency in brackets), n = %d, repeat = %d", n, b.cfg.repeat);
+    table = wb_table_new("streams-sweep", title, "streams|segments|ideal (ms)|v3 depth first|"
+                         "v4 breadth first");
+    static const int segment_counts[] = {4, 8, 16, 32, 64}, stream_counts[] = {2, 3, 8, 16};
+    for (int i = 0; i < 5 + 4; i++) {
+        int s = i < 5 ? streams : stream_counts[i - 5], m = i < 5 ? segment_counts[i] : segments;
+        double ideal = ideal_ms(measure_stages(&b, m, reps), m), ms[2];
+        for (int v = 3; v <= 4; v++) {
+            ms[v - 3] = time_version(&b, v, s, m, reps);
+            if (ms[v - 3] < best) {
+                best = ms[v - 3];
+                best_efficiency = ideal / best;
+                best_version = v, best_streams = s, best_segments = m;
+            }
+        }
+        wb_table_row(table, "%d|%d|%.1f|%.1f (%.2f)|%.1f (%.2f)", s, m, ideal, ms[0],
+                     ideal / ms[0], ms[1], ideal / ms[1]);
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+
+    /* 5. The experiment: version 5 with a default-stream call after each kernel. */
+    b.cfg.default_stream_call = true;
+    double serialised = time_version(&b, 5, streams, segments, reps);
+    b.cfg.default_stream_call = false;
+    double ideal = ideal_ms(measure_stages(&b, segments, reps), segments);
+    snprintf(title, sizeof title, "implicit synchronisation: version 5, %d streams, %d "
+             "segments, with and without a cudaMemset on the default stream after each kernel",
+             streams, segments);
+    table = wb_table_new("streams-implicit-sync", title,
+                         "case|time (ms)|vs v2|ideal (ms)|efficiency");
+    double overlapped = time_version(&b, 5, streams, segments, reps);
+    wb_table_row(table, "overlapped|%.1f|%.2f|%.1f|%.2f", overlapped, v2 / overlapped, ideal,
+                 ideal / overlapped);
+    wb_table_row(table, "default-stream call|%.1f|%.2f|%.1f|%.2f", serialised,
+                 v2 / serialised, ideal, ideal / serialised);
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    if (csv) {
+        b.cfg.default_stream_call = true;
+        run(&b);
+        write_timeline(csv, "default-stream call", &b);
+        fclose(csv);
+        printf("timeline written to %s (draw it: python3 labs/06-streams/timeline.py %s)\n",
+               timeline, timeline);
+    }
+
+    bool met = best_efficiency >= target_efficiency && v2 / best >= target_speedup;
+    printf("target: best overlapped version (v%d, %d streams, %d segments, %.1f ms): "
+           "efficiency %.2f (target %.2f), %.2fx version 2 (target %.2fx): %s\n",
+           best_version, best_streams, best_segments, best, best_efficiency, target_efficiency,
+           v2 / best, target_speedup, met ? "met" : "NOT met");
+    saxpy_timeline_free(b.tl);
+    saxpy_device_free(b.dev);
+    free(b.sample);
+    free(b.expected);
+    for (int pinned = 0; pinned < 2; pinned++) {
+        saxpy_host *h = pinned ? &b.pinned : &b.pageable;
+        host_free((float *)h->x, pinned);
+        host_free((float *)h->y, pinned);
+        host_free(h->z, pinned);
+    }
+    return met ? 0 : 1;
+}

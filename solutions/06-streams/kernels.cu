@@ -1,0 +1,145 @@
+/*
+ * Lab 06, reference: five ways to move SAXPY's data through the GPU.
+ *
+ * Stage 1 copies everything, computes, copies back, each step waiting for the
+ * last. Stage 2 pins the host memory, so that copies run at full PCIe speed
+ * and may be asynchronous. Stage 3 cuts the array into segments spread over
+ * S streams: while one segment computes, the next is copied in and the one
+ * before copied out. Stage 4 changes only the order the host issues the same
+ * work in (the lecture's fix for GPUs with one hardware queue per engine);
+ * stage 5 records events so that the timeline can be drawn.
+ */
+#include <stdlib.h>
+
+#include "lab.h"
+#include "workbook.h"
+
+// ---- stage 1: synchronous baseline
+void saxpy_v1_sync(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
+{
+    saxpy_check(cfg, dev, host);
+    size_t bytes = sizeof(float) * (size_t)host->n;
+    CUDA_CHECK(cudaMemcpy(dev->x, host->x, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dev->y, host->y, bytes, cudaMemcpyHostToDevice));
+    saxpy_segment all = {0, host->n};
+    saxpy_launch(cfg, dev, all, 0);
+    // cudaMemcpy on the default stream waits for the kernel before copying.
+    CUDA_CHECK(cudaMemcpy(host->z, dev->y, bytes, cudaMemcpyDeviceToHost));
+}
+
+// ---- stage 2: one stream, asynchronous copies (only truly so from pinned memory)
+float *host_alloc(size_t n, bool pinned)
+{
+    float *p = NULL;
+    if (pinned)
+        CUDA_CHECK(cudaMallocHost((void **)&p, n * sizeof(float)));
+    else if (!(p = (float *)malloc(n * sizeof(float))))
+        wb_fail("host_alloc: out of host memory for %zu floats", n);
+    return p;
+}
+
+void host_free(float *p, bool pinned)
+{
+    if (pinned)
+        CUDA_CHECK(cudaFreeHost(p));
+    else
+        free(p);
+}
+
+static void copy_in(saxpy_device *dev, const saxpy_host *host, saxpy_segment seg,
+                    cudaStream_t s)
+{
+    size_t bytes = sizeof(float) * (size_t)seg.count;
+    CUDA_CHECK(cudaMemcpyAsync(dev->x + seg.begin, host->x + seg.begin, bytes,
+                               cudaMemcpyHostToDevice, s));
+    CUDA_CHECK(cudaMemcpyAsync(dev->y + seg.begin, host->y + seg.begin, bytes,
+                               cudaMemcpyHostToDevice, s));
+}
+
+static void copy_out(saxpy_device *dev, saxpy_host *host, saxpy_segment seg, cudaStream_t s)
+{
+    CUDA_CHECK(cudaMemcpyAsync(host->z + seg.begin, dev->y + seg.begin,
+                               sizeof(float) * (size_t)seg.count, cudaMemcpyDeviceToHost, s));
+}
+
+void saxpy_v2_pinned(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
+{
+    saxpy_check(cfg, dev, host);
+    saxpy_segment all = {0, host->n};
+    cudaStream_t s = dev->stream[0];
+    copy_in(dev, host, all, s);
+    saxpy_launch(cfg, dev, all, s);
+    copy_out(dev, host, all, s);
+    // The copies return at once: z is only ready when the stream is done.
+    CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+// ---- stage 3: segments over S streams, each segment's three steps issued together
+void saxpy_v3_depth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
+{
+    saxpy_check(cfg, dev, host);
+    for (int k = 0; k < cfg->segments; k++) {
+        saxpy_segment seg = saxpy_segment_of(host->n, cfg->segments, k);
+        cudaStream_t s = dev->stream[k % cfg->streams];
+        copy_in(dev, host, seg, s);
+        saxpy_launch(cfg, dev, seg, s);
+        copy_out(dev, host, seg, s);
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// ---- stages 4 and 5: breadth first within each group of S segments
+static void mark(saxpy_timeline *tl, int k, int m, cudaStream_t s);
+
+static void breadth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host,
+                          saxpy_timeline *tl)
+{
+    saxpy_check(cfg, dev, host);
+    int S = cfg->streams;
+    // Segment k always goes to stream k % S, as in stage 3; only the order
+    // the host issues the work in changes: all copies in of a group, then
+    // all its kernels, then all its copies out.
+    for (int group = 0; group < cfg->segments; group += S) {
+        int end = group + S < cfg->segments ? group + S : cfg->segments;
+        for (int k = group; k < end; k++) {
+            saxpy_segment seg = saxpy_segment_of(host->n, cfg->segments, k);
+            mark(tl, k, MARK_COPY_IN_START, dev->stream[k % S]);
+            copy_in(dev, host, seg, dev->stream[k % S]);
+            mark(tl, k, MARK_COPY_IN_DONE, dev->stream[k % S]);
+        }
+        for (int k = group; k < end; k++) {
+            saxpy_launch(cfg, dev, saxpy_segment_of(host->n, cfg->segments, k),
+                         dev->stream[k % S]);
+            mark(tl, k, MARK_KERNEL_DONE, dev->stream[k % S]);
+        }
+        for (int k = group; k < end; k++) {
+            copy_out(dev, host, saxpy_segment_of(host->n, cfg->segments, k), dev->stream[k % S]);
+            mark(tl, k, MARK_COPY_OUT_DONE, dev->stream[k % S]);
+        }
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// Records event m of segment k on stream s; does nothing without a timeline.
+static void mark(saxpy_timeline *tl, int k, int m, cudaStream_t s)
+{
+    if (tl)
+        CUDA_CHECK(cudaEventRecord(tl->mark[k][m], s));
+}
+
+void saxpy_v4_breadth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
+{
+    breadth_first(cfg, dev, host, NULL);
+}
+
+void saxpy_v5_timeline(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host,
+                       saxpy_timeline *tl)
+{
+    if (!tl || tl->segments != cfg->segments)
+        wb_fail("saxpy_v5_timeline: the timeline needs one entry per segment (%d)",
+                cfg->segments);
+    // Every time on the timeline is measured from here; on the default
+    // stream, this event waits for whatever ran before.
+    CUDA_CHECK(cudaEventRecord(tl->origin, 0));
+    breadth_first(cfg, dev, host, tl);
+}
