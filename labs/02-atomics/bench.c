@@ -1,0 +1,350 @@
+/*
+ * Lab 02 benchmark: every stage's versions under high contention (one
+ * counter, list or lock for the whole grid) and low contention (thousands),
+ * with throughput and the speedup over the first version of the stage.
+ * `atomics-bench-reference --help` for the options. Exits 1 when a target
+ * of the lab is missed:
+ *   - the per-warp worklist push is at least 10x faster than one atomic per
+ *     item, all threads pushing into one list;
+ *   - the per-block sum reads 2^26 ints at >= 80% of the copy bandwidth.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "lab.h"
+#include "workbook.h"
+
+static int reps = 20, block_size = 256;
+
+/* ------------------------------------------------------------ one job */
+
+typedef struct {
+    int stage, version, slots;   /* slots: counters, lists, locks or anchors */
+    int n;                       /* threads, elements or inserts */
+    reduce_op op;
+    int *a, *b, *c;              /* device buffers of the stage */
+    tally *tallies;
+    int capacity;
+} job;
+
+static void run(void *context)
+{
+    job *j = context;
+    switch (j->stage) {
+    case 1:
+        (j->version ? counter_atomic : counter_racy)(j->a, j->slots, j->n / block_size, block_size);
+        break;
+    case 2:
+        reduce_atomic(j->a, j->n, j->b, j->slots, j->op, (reduce_version)j->version, block_size);
+        break;
+    case 3:
+        locked_tally(j->a, j->n, j->tallies, j->b, j->slots, (lock_kind)j->version, block_size);
+        break;
+    case 4:
+        if (j->version == 0)
+            single_per_grid(j->a, j->b, j->c, j->n / block_size, block_size);
+        else
+            single_per_block(j->b, j->c, j->n / block_size, block_size);
+        break;
+    case 5:
+        worklist_push(j->a, j->n, j->b, j->c, j->slots, j->capacity, (push_version)j->version,
+                      block_size);
+        break;
+    default:
+        list_insert(j->a, j->slots, j->n, block_size);
+        break;
+    }
+}
+
+static double time_ms(job *j)
+{
+    return wb_time_gpu(run, j, 2, reps).median_ms;
+}
+
+static int *device_ints(size_t n)
+{
+    int *p = NULL;
+    CUDA_CHECK(cudaMalloc((void **)&p, sizeof(int) * n));
+    return p;
+}
+
+static int first_int(const int *device)
+{
+    int v;
+    CUDA_CHECK(cudaMemcpy(&v, device, sizeof v, cudaMemcpyDeviceToHost));
+    return v;
+}
+
+/* Random ints on the device. */
+static int *random_ints(int n, int lo, int hi, const char *stream)
+{
+    int *host = malloc(sizeof(int) * (size_t)n), *device = device_ints((size_t)n);
+    if (!host)
+        wb_fail("out of host memory for %d ints", n);
+    wb_rng rng = wb_rng_for(stream);
+    wb_fill_ints(host, (size_t)n, lo, hi, &rng);
+    CUDA_CHECK(cudaMemcpy(device, host, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice));
+    free(host);
+    return device;
+}
+
+/* ----------------------------------------------------------- the stages */
+
+#define HIGH 1   /* one counter / list / lock for the grid */
+
+/* The last timed run's result must be right: a fast wrong kernel is no
+ * result. The tests check every detail; this catches a broken build. */
+static void expect(bool ok, const char *what)
+{
+    if (!ok)
+        wb_fail("%s gave a wrong result; run the tests first "
+                "(meson test --suite atomics)", what);
+}
+
+static void stage1(int n)
+{
+    int low = 1 << 16;
+    job j = {.stage = 1, .n = n / block_size * block_size, .a = device_ints(low)};
+    wb_table *t = wb_table_new("atomics-stage1", "stage 1: counter, one increment per thread",
+                               "version|counters|M increments/s|final x[0]|speedup");
+    for (int slots = HIGH; slots <= low; slots *= low) {
+        double base = 0;
+        for (j.version = 1; j.version >= 0; j.version--) {
+            j.slots = slots;
+            double ms = time_ms(&j);
+            base = j.version == 1 ? ms : base;
+            expect(!j.version || first_int(j.a) == j.n / slots, "counter_atomic");
+            wb_table_row(t, "%s|%d|%.0f|%d of %d|%.1f", j.version ? "atomicAdd" : "racy ++",
+                         slots, wb_items_per_s(j.n, ms) / 1e6, first_int(j.a), j.n / slots,
+                         base / ms);
+        }
+    }
+    wb_table_print(t, stdout);
+    wb_table_free(t);
+    CUDA_CHECK(cudaFree(j.a));
+}
+
+static bool stage2(int n, double copy, double target)
+{
+    int low = 4096;
+    job j = {.stage = 2, .n = n, .a = random_ints(n, -1000, 1000, "atomics bench sum"),
+             .b = device_ints(low)};
+    int *host = malloc(sizeof(int) * (size_t)n), expected[2] = {0, INT_MIN};
+    if (!host)
+        wb_fail("out of host memory");
+    CUDA_CHECK(cudaMemcpy(host, j.a, sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < n; i++) {
+        /* Unsigned, to wrap around the way the GPU's int additions do. */
+        expected[REDUCE_SUM] = (int)((unsigned)expected[REDUCE_SUM] + (unsigned)host[i]);
+        expected[REDUCE_MAX] = host[i] > expected[REDUCE_MAX] ? host[i] : expected[REDUCE_MAX];
+    }
+    free(host);
+    char title[200];
+    snprintf(title, sizeof title, "stage 2: sum and max of %d ints (%.0f MB); copy bandwidth "
+             "%.0f GB/s", n, 4.0 * n / 1e6, copy);
+    wb_table *t = wb_table_new("atomics-stage2", title,
+                               "op|version|slots|time (ms)|M elements/s|GB/s read|% of copy|speedup");
+    double best_block_sum = 0;
+    for (int op = REDUCE_SUM; op <= REDUCE_MAX; op++)
+        for (int slots = HIGH; slots <= low; slots *= low) {
+            double base = 0;
+            for (j.version = 0; j.version < REDUCE_VERSIONS; j.version++) {
+                j.op = (reduce_op)op;
+                j.slots = slots;
+                double ms = time_ms(&j), gbps = wb_gbps(4.0 * n, ms);
+                base = j.version == 0 ? ms : base;
+                expect(slots > HIGH || first_int(j.b) == expected[op], "reduce_atomic");
+                if (op == REDUCE_SUM && j.version == REDUCE_PER_BLOCK && slots == HIGH)
+                    best_block_sum = gbps;
+                wb_table_row(t, "%s|%s|%d|%.3f|%.0f|%.0f|%.1f|%.1f", op ? "max" : "sum",
+                             reduce_version_names[j.version], slots, ms,
+                             wb_items_per_s(n, ms) / 1e6, gbps, 100.0 * gbps / copy, base / ms);
+            }
+        }
+    wb_table_print(t, stdout);
+    wb_table_free(t);
+    CUDA_CHECK(cudaFree(j.a));
+    CUDA_CHECK(cudaFree(j.b));
+    bool met = best_block_sum >= target * copy;
+    printf("target: per-block sum >= %.0f%% of copy bandwidth: %s (%.1f%%)\n\n", 100 * target,
+           met ? "met" : "NOT met", 100.0 * best_block_sum / copy);
+    return met;
+}
+
+static void stage3(void)
+{
+    /* One lock serialises every thread: keep that run small. */
+    static const int sizes[2][2] = {{HIGH, 1 << 14}, {1 << 16, 1 << 22}};
+    job j = {.stage = 3, .a = random_ints(1 << 22, -1000, 1000, "atomics bench lock"),
+             .b = device_ints(1 << 16)};
+    CUDA_CHECK(cudaMalloc((void **)&j.tallies, sizeof(tally) << 16));
+    wb_table *t = wb_table_new("atomics-stage3", "stage 3: locked update of {sum, count, max}",
+                               "lock|locks|threads|M updates/s|count in slot 0|speedup");
+    for (int k = 0; k < 2; k++) {
+        double base = 0;
+        for (j.version = LOCK_SPIN; j.version >= 0; j.version--) {
+            j.slots = sizes[k][0];
+            j.n = sizes[k][1];
+            double ms = time_ms(&j);
+            base = j.version == LOCK_SPIN ? ms : base;
+            tally first;
+            CUDA_CHECK(cudaMemcpy(&first, j.tallies, sizeof first, cudaMemcpyDeviceToHost));
+            expect(j.version != LOCK_SPIN || first.count == (j.n + j.slots - 1) / j.slots,
+                   "locked_tally with the spin lock");
+            wb_table_row(t, "%s|%d|%d|%.1f|%d of %d|%.1f", lock_kind_names[j.version], j.slots,
+                         j.n, wb_items_per_s(j.n, ms) / 1e6, first.count,
+                         (j.n + j.slots - 1) / j.slots, base / ms);
+        }
+    }
+    wb_table_print(t, stdout);
+    wb_table_free(t);
+    CUDA_CHECK(cudaFree(j.a));
+    CUDA_CHECK(cudaFree(j.b));
+    CUDA_CHECK(cudaFree(j.tallies));
+}
+
+static void stage4(int n)
+{
+    job j = {.stage = 4, .n = n / block_size * block_size, .a = device_ints(1)};
+    j.b = device_ints((size_t)(j.n / block_size));
+    j.c = device_ints((size_t)(j.n / block_size));
+    wb_table *t = wb_table_new("atomics-stage4", "stage 4: single, one atomicCAS per thread",
+                               "version|threads|M threads/s|sections run");
+    for (j.version = 0; j.version < 2; j.version++) {
+        double ms = time_ms(&j);
+        expect(first_int(j.b) == 1, "single");
+        wb_table_row(t, "%s|%d|%.0f|%d per %s", j.version ? "per block" : "per grid", j.n,
+                     wb_items_per_s(j.n, ms) / 1e6, first_int(j.b), j.version ? "block" : "grid");
+    }
+    wb_table_print(t, stdout);
+    wb_table_free(t);
+    CUDA_CHECK(cudaFree(j.a));
+    CUDA_CHECK(cudaFree(j.b));
+    CUDA_CHECK(cudaFree(j.c));
+}
+
+static bool stage5(int n)
+{
+    int low = 1024;
+    job j = {.stage = 5, .n = n, .a = random_ints(n, 0, WORKLIST_MAX_PUSH, "atomics bench push")};
+    /* Every list is given room for all items: one list must hold them all. */
+    long long items = 0;
+    int *counts = malloc(sizeof(int) * (size_t)n);
+    if (!counts)
+        wb_fail("out of host memory");
+    CUDA_CHECK(cudaMemcpy(counts, j.a, sizeof(int) * (size_t)n, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < n; i++)
+        items += counts[i];
+    free(counts);
+    j.capacity = (int)items;
+    j.b = device_ints((size_t)items);   /* lists > 1 use less room each */
+    j.c = device_ints(low);
+    char title[160];
+    snprintf(title, sizeof title, "stage 5: worklist push, %d threads, %lld items (0..%d per "
+             "thread)", n, items, WORKLIST_MAX_PUSH);
+    wb_table *t = wb_table_new("atomics-stage5", title,
+                               "version|lists|time (ms)|M items/s|speedup");
+    double warp_speedup = 0;
+    for (int lists = HIGH; lists <= low; lists *= low) {
+        j.slots = lists;
+        j.capacity = (int)(items / lists + (items / lists) / 4 + 4096);
+        double base = 0;
+        for (j.version = 0; j.version < PUSH_VERSIONS; j.version++) {
+            double ms = time_ms(&j);
+            base = j.version == 0 ? ms : base;
+            expect(lists > HIGH || first_int(j.c) == items, "worklist_push");
+            if (lists == HIGH && j.version == PUSH_PER_WARP)
+                warp_speedup = base / ms;
+            wb_table_row(t, "%s|%d|%.3f|%.0f|%.1f", push_version_names[j.version], lists, ms,
+                         wb_items_per_s((double)items, ms) / 1e6, base / ms);
+        }
+    }
+    wb_table_print(t, stdout);
+    wb_table_free(t);
+    CUDA_CHECK(cudaFree(j.a));
+    CUDA_CHECK(cudaFree(j.b));
+    CUDA_CHECK(cudaFree(j.c));
+    bool met = warp_speedup >= 10.0;
+    printf("target: per-warp push >= 10x per-item push into one list: %s (%.1fx)\n\n",
+           met ? "met" : "NOT met", warp_speedup);
+    return met;
+}
+
+static void stage6(int n)
+{
+    job j = {.stage = 6, .n = n, .a = device_ints((size_t)n + (1 << 16))};
+    wb_table *t = wb_table_new("atomics-stage6", "stage 6: lock-free list insert (CAS retry loop)",
+                               "anchors|inserts|time (ms)|M inserts/s");
+    for (j.slots = HIGH; j.slots <= 1 << 16; j.slots <<= 16) {
+        double ms = time_ms(&j);
+        wb_table_row(t, "%d|%d|%.3f|%.1f", j.slots, n, ms, wb_items_per_s(n, ms) / 1e6);
+    }
+    wb_table_print(t, stdout);
+    wb_table_free(t);
+    CUDA_CHECK(cudaFree(j.a));
+}
+
+/* ------------------------------------------------------------------ main */
+
+static void usage(FILE *out, const char *program)
+{
+    fprintf(out,
+            "usage: %s [--stage S] [--n N] [--block B] [--reps R] [--target F]\n"
+            "Times every version of stage S (1..6; default all) with blocks of B threads\n"
+            "(default 256, a multiple of 32), R timed runs each (default 20, median\n"
+            "reported). N scales the work: stage 2 reduces N ints (default 2^26), the\n"
+            "others use N/4 threads (default 2^24; stage 6 inserts N/1024 nodes).\n"
+            "Fails when the per-block sum reads at less than F (default 0.8) of the copy\n"
+            "bandwidth, or the per-warp worklist push is less than 10x faster than\n"
+            "the per-item one.\n",
+            program);
+}
+
+int main(int argc, char **argv)
+{
+    int stage = 0, n = 1 << 26;
+    double target = 0.8;
+    static const struct option options[] = {{"stage", required_argument, 0, 's'},
+                                            {"n", required_argument, 0, 'n'},
+                                            {"block", required_argument, 0, 'b'},
+                                            {"reps", required_argument, 0, 'r'},
+                                            {"target", required_argument, 0, 't'},
+                                            {"help", no_argument, 0, 'h'},
+                                            {0, 0, 0, 0}};
+    for (int opt; (opt = getopt_long(argc, argv, "s:n:b:r:t:h", options, NULL)) != -1;) {
+        switch (opt) {
+        case 's': stage = atoi(optarg); break;
+        case 'n': n = atoi(optarg); break;
+        case 'b': block_size = atoi(optarg); break;
+        case 'r': reps = atoi(optarg); break;
+        case 't': target = atof(optarg); break;
+        case 'h': usage(stdout, argv[0]); return 0;
+        default: usage(stderr, argv[0]); return 2;
+        }
+    }
+    if (stage < 0 || stage > 6 || n < 4096 || n > INT_MAX / 2 || reps < 1 ||
+        block_size < 32 || block_size > 1024 || block_size % 32 != 0) {
+        fprintf(stderr, "error: need 0 <= stage <= 6, 4096 <= n <= %d, reps >= 1 and a block "
+                "size that is a multiple of 32 up to 1024\n", INT_MAX / 2);
+        return 2;
+    }
+    char reason[256];
+    if (!wb_gpu_usable(reason, sizeof reason)) {
+        fprintf(stderr, "skipped: %s\n", reason);
+        return 77;
+    }
+    wb_device dev = wb_device_info();
+    double copy = wb_copy_bandwidth_gbps();
+    printf("%s, %d SMs, block %d, median of %d runs; copy bandwidth %.0f GB/s\n"
+           "(correctness is the tests' job: run `meson test --suite atomics` first)\n\n",
+           dev.name, dev.sm_count, block_size, reps, copy);
+    bool met = true;
+    if (stage == 0 || stage == 1) stage1(n / 4);
+    if (stage == 0 || stage == 2) met &= stage2(n, copy, target);
+    if (stage == 0 || stage == 3) stage3();
+    if (stage == 0 || stage == 4) stage4(n / 4);
+    if (stage == 0 || stage == 5) met &= stage5(n / 4);
+    if (stage == 0 || stage == 6) stage6(n / 1024);
+    return met ? 0 : 1;
+}

@@ -1,0 +1,470 @@
+/*
+ * Lab 02 tests, one group per stage: exact results on random inputs, outputs
+ * poisoned first, sizes that are no multiple of the block, and grids up to
+ * the whole GPU. Every test has a timeout, so a lock that deadlocks fails
+ * instead of hanging. The timing table at the end is a short preview of
+ * `atomics-bench-reference`.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab.h"
+#include "wb_test.h"
+
+TestSuite(atomics, .init = wb_test_require_gpu, .timeout = 30);
+
+/* ------------------------------------------------------------- helpers */
+
+static int *device_ints(size_t n)
+{
+    int *p = NULL;
+    CUDA_CHECK(cudaMalloc((void **)&p, sizeof(int) * (n ? n : 1)));
+    wb_poison_ints(p, n ? n : 1);
+    return p;
+}
+
+static int *host_ints(size_t n)
+{
+    int *p = malloc(sizeof(int) * (n ? n : 1));
+    cr_assert(p, "out of host memory for %zu ints", n);
+    return p;
+}
+
+static int *download(const int *device, size_t n)
+{
+    int *host = host_ints(n);
+    CUDA_CHECK(cudaMemcpy(host, device, sizeof(int) * n, cudaMemcpyDeviceToHost));
+    return host;
+}
+
+static int *upload(const int *host, size_t n)
+{
+    int *device = device_ints(n);
+    CUDA_CHECK(cudaMemcpy(device, host, sizeof(int) * n, cudaMemcpyHostToDevice));
+    return device;
+}
+
+/* Blocks of block_size threads that fill every SM of the GPU once. */
+static int whole_gpu_blocks(int block_size)
+{
+    int threads_per_sm = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, 0));
+    return wb_device_info().sm_count * (threads_per_sm / block_size);
+}
+
+/* -------------------------------------------------------------- stage 1 */
+
+typedef struct {
+    int blocks;   /* > 0: that many; -k: k times the whole GPU */
+    int block_size;
+} grid_shape;
+
+ParameterizedTestParameters(atomics, stage1_counter_exact)
+{
+    static grid_shape shapes[] = {{1, 1}, {1, 32}, {1, 1024}, {7, 100}, {-1, 1024}, {-4, 256}};
+    return cr_make_param_array(grid_shape, shapes, sizeof shapes / sizeof shapes[0]);
+}
+
+ParameterizedTest(grid_shape *shape, atomics, stage1_counter_exact,
+                  .description = "K1 x K2 threads add 1 to one counter: exactly K1 * K2")
+{
+    int blocks = shape->blocks > 0 ? shape->blocks
+                                   : -shape->blocks * whole_gpu_blocks(shape->block_size);
+    int *x = device_ints(1);
+    counter_atomic(x, 1, blocks, shape->block_size);
+    int got;
+    CUDA_CHECK(cudaMemcpy(&got, x, sizeof got, cudaMemcpyDeviceToHost));
+    cr_assert_eq(got, blocks * shape->block_size,
+                 "counter_atomic on <<<%d, %d>>>: x[0] = %d, expected %d (%s)", blocks,
+                 shape->block_size, got, blocks * shape->block_size,
+                 got == WB_POISON_INT ? "never written" : "updates lost or doubled");
+    CUDA_CHECK(cudaFree(x));
+}
+
+Test(atomics, stage1_counter_slots, .description = "threads spread over 1000 counters")
+{
+    const int slots = 1000, blocks = 333, block_size = 96;
+    int *x = device_ints(slots);
+    counter_atomic(x, slots, blocks, block_size);
+    int *got = download(x, slots), *expected = host_ints(slots);
+    memset(expected, 0, sizeof(int) * slots);
+    for (long long g = 0; g < (long long)blocks * block_size; g++)
+        expected[g % slots]++;
+    wb_assert_ints_equal(got, expected, slots, "counter_atomic with 1000 slots");
+    free(got);
+    free(expected);
+    CUDA_CHECK(cudaFree(x));
+}
+
+/* -------------------------------------------------------------- stage 2 */
+
+typedef struct {
+    reduce_op op;
+    reduce_version version;
+} reduce_case;
+
+/* What block b of the kernel folds into slot b % slots, on the CPU. Sums in
+ * unsigned arithmetic wrap around the way the GPU's int additions do. */
+static void expected_reduce(const int *in, int n, int slots, int block_size, reduce_op op,
+                            int *expected)
+{
+    for (int s = 0; s < slots; s++)
+        expected[s] = op == REDUCE_SUM ? 0 : INT_MIN;
+    for (int i = 0; i < n; i++) {
+        int s = i / (REDUCE_ITEMS * block_size) % slots;
+        if (op == REDUCE_SUM)
+            expected[s] = (int)((unsigned)expected[s] + (unsigned)in[i]);
+        else if (in[i] > expected[s])
+            expected[s] = in[i];
+    }
+}
+
+static void check_reduce(const reduce_case *c, int n, int slots, int block_size, int lo, int hi)
+{
+    char what[160];
+    snprintf(what, sizeof what, "reduce_atomic(%s, %s, n = %d, slots = %d, block %d, values %d..%d)",
+             c->op == REDUCE_SUM ? "sum" : "max", reduce_version_names[c->version], n, slots,
+             block_size, lo, hi);
+    int *in = host_ints(n), *expected = host_ints(slots);
+    wb_rng rng = wb_rng_for(what);
+    wb_fill_ints(in, n, lo, hi, &rng);
+    expected_reduce(in, n, slots, block_size, c->op, expected);
+    int *d_in = upload(in, n), *d_out = device_ints(slots);
+    reduce_atomic(d_in, n, d_out, slots, c->op, c->version, block_size);
+    int *got = download(d_out, slots);
+    wb_assert_ints_equal(got, expected, slots, what);
+    free(in);
+    free(expected);
+    free(got);
+    CUDA_CHECK(cudaFree(d_in));
+    CUDA_CHECK(cudaFree(d_out));
+}
+
+static reduce_case reduce_cases[] = {
+    {REDUCE_SUM, REDUCE_PER_ELEMENT}, {REDUCE_SUM, REDUCE_PER_BLOCK}, {REDUCE_SUM, REDUCE_PER_WARP},
+    {REDUCE_MAX, REDUCE_PER_ELEMENT}, {REDUCE_MAX, REDUCE_PER_BLOCK}, {REDUCE_MAX, REDUCE_PER_WARP},
+};
+
+ParameterizedTestParameters(atomics, stage2_reduce)
+{
+    return cr_make_param_array(reduce_case, reduce_cases, sizeof reduce_cases / sizeof reduce_cases[0]);
+}
+
+ParameterizedTest(reduce_case *c, atomics, stage2_reduce,
+                  .description = "sum and max, exact, one slot and many, awkward sizes")
+{
+    /* 1 element; less than a block; no multiple of 96 * 4 or 256 * 4; large.
+     * Values of both signs, and for max also all negative: a max that starts
+     * from 0 instead of INT_MIN shows there. */
+    static const int sizes[] = {1, 77, 100003, (1 << 22) + 5};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        check_reduce(c, sizes[k], 1, 256, -1000, 1000);
+        check_reduce(c, sizes[k], 37, 96, -1000, 1000);
+        check_reduce(c, sizes[k], 1, 96, -100000, -1);
+    }
+}
+
+Test(atomics, stage2_empty, .description = "n = 0 gives the identity")
+{
+    int *out = device_ints(2);
+    reduce_atomic(NULL, 0, out, 1, REDUCE_SUM, REDUCE_PER_WARP, 256);
+    reduce_atomic(NULL, 0, out + 1, 1, REDUCE_MAX, REDUCE_PER_WARP, 256);
+    int *got = download(out, 2), expected[2] = {0, INT_MIN};
+    wb_assert_ints_equal(got, expected, 2, "reduce_atomic with n = 0 (sum, max)");
+    free(got);
+    CUDA_CHECK(cudaFree(out));
+}
+
+/* -------------------------------------------------------------- stage 3 */
+
+/* Runs locked_tally and returns the tallies (host memory, slots of them). */
+static tally *run_tally(const int *values, int n, int slots, lock_kind kind)
+{
+    int *d_values = upload(values, n), *locks = device_ints(slots);
+    tally *d_tallies = NULL, *got = malloc(sizeof(tally) * slots);
+    cr_assert(got, "out of host memory");
+    CUDA_CHECK(cudaMalloc((void **)&d_tallies, sizeof(tally) * slots));
+    CUDA_CHECK(cudaMemset(d_tallies, WB_POISON_INT_BYTE, sizeof(tally) * slots));
+    locked_tally(d_values, n, d_tallies, locks, slots, kind, 256);
+    CUDA_CHECK(cudaMemcpy(got, d_tallies, sizeof(tally) * slots, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(d_values));
+    CUDA_CHECK(cudaFree(locks));
+    CUDA_CHECK(cudaFree(d_tallies));
+    return got;
+}
+
+static void check_lock(int n, int slots)
+{
+    char what[96];
+    snprintf(what, sizeof what, "locked_tally(n = %d, slots = %d, CAS spin lock)", n, slots);
+    int *values = host_ints(n);
+    wb_rng rng = wb_rng_for(what);
+    wb_fill_ints(values, n, -1000000, 1000000, &rng);
+    tally *got = run_tally(values, n, slots, LOCK_SPIN);
+    tally *expected = calloc(slots, sizeof(tally));
+    cr_assert(expected, "out of host memory");
+    for (int s = 0; s < slots; s++)
+        expected[s].max = INT_MIN;
+    for (int i = 0; i < n; i++) {
+        tally *e = &expected[i % slots];
+        e->count++;
+        e->sum += values[i];
+        e->max = values[i] > e->max ? values[i] : e->max;
+    }
+    for (int s = 0; s < slots; s++)
+        cr_assert(got[s].count == expected[s].count && got[s].sum == expected[s].sum &&
+                      got[s].max == expected[s].max,
+                  "%s: slot %d holds count %d, sum %lld, max %d; expected count %d, sum %lld, "
+                  "max %d (a count too low means updates got lost: two threads were inside "
+                  "the lock at once) " WB_SEED_HINT,
+                  what, s, got[s].count, got[s].sum, got[s].max, expected[s].count,
+                  expected[s].sum, expected[s].max, wb_seed());
+    free(values);
+    free(got);
+    free(expected);
+}
+
+Test(atomics, stage3_lock_one_slot, .timeout = 20,
+     .description = "20000 threads take turns on one lock; a deadlock times out")
+{
+    check_lock(20000, 1);
+}
+
+Test(atomics, stage3_lock_many_slots, .timeout = 20,
+     .description = "2^20 threads over 1000 locks")
+{
+    check_lock(1 << 20, 1000);
+}
+
+/* The other half of the experiment, on given code: without a lock, the 32
+ * threads of a warp load the same count in one instruction and store it back
+ * plus one, so at most one increment in 32 survives. That follows from a
+ * warp running a load for all its threads at once, which every NVIDIA GPU
+ * does; if this ever passes zero lost updates, the handout's claim is wrong. */
+Test(atomics, stage3_no_lock_loses_updates, .description = "the same update without the lock")
+{
+    const int n = 1 << 16;
+    int *values = host_ints(n);
+    for (int i = 0; i < n; i++)
+        values[i] = 1;
+    tally *got = run_tally(values, n, 1, LOCK_NONE);
+    cr_expect(got[0].count < n, "with no lock, %d of %d increments survived: expected lost "
+              "updates", got[0].count, n);
+    free(values);
+    free(got);
+}
+
+/* -------------------------------------------------------------- stage 4 */
+
+Test(atomics, stage4_single_per_grid, .description = "one thread of the whole grid runs the section")
+{
+    static const int grids[][2] = {{1, 32}, {1, 1000}, {5000, 256}};
+    int *flag = device_ints(1), *hits = device_ints(1), *who = device_ints(1);
+    for (int k = 0; k < 3; k++) {
+        int blocks = grids[k][0], block_size = grids[k][1], got_hits, got_who;
+        wb_poison_ints(who, 1);
+        single_per_grid(flag, hits, who, blocks, block_size);
+        CUDA_CHECK(cudaMemcpy(&got_hits, hits, sizeof(int), cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(&got_who, who, sizeof(int), cudaMemcpyDeviceToHost));
+        cr_assert(got_hits == 1, "single_per_grid <<<%d, %d>>>: the section ran %d times, "
+                  "expected once", blocks, block_size, got_hits);
+        cr_assert(got_who >= 0 && got_who < blocks * block_size,
+                  "single_per_grid <<<%d, %d>>>: who = %d is no thread of the grid", blocks,
+                  block_size, got_who);
+    }
+    CUDA_CHECK(cudaFree(flag));
+    CUDA_CHECK(cudaFree(hits));
+    CUDA_CHECK(cudaFree(who));
+}
+
+Test(atomics, stage4_single_per_block, .description = "one thread of each block runs the section")
+{
+    const int blocks = 3000, block_size = 200;
+    int *hits = device_ints(blocks), *who = device_ints(blocks);
+    single_per_block(hits, who, blocks, block_size);
+    int *got_hits = download(hits, blocks), *got_who = download(who, blocks);
+    for (int b = 0; b < blocks; b++) {
+        cr_assert(got_hits[b] == 1, "single_per_block <<<%d, %d>>>: block %d ran the section "
+                  "%d times, expected once", blocks, block_size, b, got_hits[b]);
+        cr_assert(got_who[b] / block_size == b, "single_per_block: block %d's section was run "
+                  "by thread %d, which is not in block %d", b, got_who[b], b);
+    }
+    free(got_hits);
+    free(got_who);
+    CUDA_CHECK(cudaFree(hits));
+    CUDA_CHECK(cudaFree(who));
+}
+
+/* -------------------------------------------------------------- stage 5 */
+
+static int compare_ints(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Counts 0 .. WORKLIST_MAX_PUSH, a quarter of them 0. */
+static void fill_counts(int *counts, int threads, wb_rng *rng)
+{
+    for (int t = 0; t < threads; t++)
+        counts[t] = wb_rng_int(rng, 0, 3) == 0 ? 0 : wb_rng_int(rng, 1, WORKLIST_MAX_PUSH);
+}
+
+static void check_worklist(push_version version, int threads, int lists, int block_size)
+{
+    char what[128];
+    snprintf(what, sizeof what, "worklist_push(%s, threads = %d, lists = %d, block %d)",
+             push_version_names[version], threads, lists, block_size);
+    int *counts = host_ints(threads), *expected_size = calloc(lists, sizeof(int));
+    cr_assert(expected_size, "out of host memory");
+    wb_rng rng = wb_rng_for(what);
+    fill_counts(counts, threads, &rng);
+    for (int t = 0; t < threads; t++)
+        expected_size[t / block_size % lists] += counts[t];
+    int capacity = 64;   /* room past the end, to see writes beyond it */
+    for (int l = 0; l < lists; l++)
+        capacity = expected_size[l] + 64 > capacity ? expected_size[l] + 64 : capacity;
+    size_t total = (size_t)lists * capacity;
+    int *d_counts = upload(counts, threads), *items = device_ints(total), *sizes = device_ints(lists);
+    worklist_push(d_counts, threads, items, sizes, lists, capacity, version, block_size);
+    int *got = download(items, total), *got_size = download(sizes, lists);
+    wb_assert_ints_equal(got_size, expected_size, lists, what);
+
+    int *expected = host_ints(capacity);
+    for (int l = 0; l < lists; l++) {
+        int n = 0;
+        for (int t = l * block_size; t < threads; t += lists * block_size)
+            for (int i = t; i < t + block_size && i < threads; i++)
+                for (int k = 0; k < counts[i]; k++)
+                    expected[n++] = worklist_item(i, k);
+        int *list = got + (size_t)l * capacity;
+        for (int i = n; i < capacity; i++)
+            cr_assert(list[i] == WB_POISON_INT, "%s: list %d has %d items but position %d past "
+                      "its end was written (%d)", what, l, n, i, list[i]);
+        /* The order depends on the timing; the multiset may not. A gap
+         * shows as a poisoned entry, a duplicate as a missing item. */
+        qsort(list, n, sizeof(int), compare_ints);
+        qsort(expected, n, sizeof(int), compare_ints);
+        char list_what[160];
+        snprintf(list_what, sizeof list_what, "%s, list %d sorted", what, l);
+        wb_assert_ints_equal(list, expected, (size_t)n, list_what);
+    }
+    free(counts);
+    free(expected_size);
+    free(got);
+    free(got_size);
+    free(expected);
+    CUDA_CHECK(cudaFree(d_counts));
+    CUDA_CHECK(cudaFree(items));
+    CUDA_CHECK(cudaFree(sizes));
+}
+
+ParameterizedTestParameters(atomics, stage5_worklist)
+{
+    static push_version versions[] = {PUSH_PER_ITEM, PUSH_PER_THREAD, PUSH_PER_WARP, PUSH_PREFIX_SUM};
+    return cr_make_param_array(push_version, versions, sizeof versions / sizeof versions[0]);
+}
+
+ParameterizedTest(push_version *version, atomics, stage5_worklist,
+                  .description = "every item exactly once, no gaps, one list and several")
+{
+    static const int threads[] = {1, 33, 1000, 100003, 1 << 20};
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        check_worklist(*version, threads[k], 1, 128);
+        check_worklist(*version, threads[k], 5, 96);
+        check_worklist(*version, threads[k], 3, 1024);
+    }
+}
+
+/* -------------------------------------------------------------- stage 6 */
+
+static void check_list(int anchors, int inserts)
+{
+    char what[96];
+    snprintf(what, sizeof what, "list_insert(anchors = %d, inserts = %d)", anchors, inserts);
+    int nodes = anchors + inserts;
+    int *next = device_ints(nodes);
+    list_insert(next, anchors, inserts, 256);
+    int *got = download(next, nodes);
+    char *seen = calloc(nodes, 1);
+    cr_assert(seen, "out of host memory");
+    /* Walk from anchor 0: at most `nodes` steps, each node once, anchors in
+     * order, every new node behind its own anchor. */
+    int steps = 0, anchor = -1;
+    for (int v = 0; v != -1; v = got[v], steps++) {
+        cr_assert(v >= 0 && v < nodes, "%s: the list leads to %d, which is no node (a next "
+                  "pointer never written, or written wrong)", what, v);
+        cr_assert(!seen[v], "%s: node %d is reached twice: the list has a cycle", what, v);
+        seen[v] = 1;
+        if (v < anchors) {
+            cr_assert(v == anchor + 1, "%s: anchor %d comes after anchor %d", what, v, anchor);
+            anchor = v;
+        } else {
+            cr_assert((v - anchors) % anchors == anchor, "%s: node %d was inserted behind "
+                      "anchor %d but sits behind anchor %d", what, v, (v - anchors) % anchors,
+                      anchor);
+        }
+    }
+    cr_assert(steps == nodes, "%s: the list holds %d nodes, expected %d (%d inserted nodes "
+              "are lost)", what, steps, nodes, nodes - steps);
+    free(got);
+    free(seen);
+    CUDA_CHECK(cudaFree(next));
+}
+
+Test(atomics, stage6_list_one_anchor, .timeout = 20,
+     .description = "10^5 threads insert behind the same node")
+{
+    check_list(1, 1);
+    check_list(1, 100000);
+}
+
+Test(atomics, stage6_list_many_anchors, .description = "2^20 inserts spread over 1000 nodes")
+{
+    check_list(1000, 1 << 20);
+}
+
+/* --------------------------------------------------------------- timing */
+
+typedef struct {
+    int *counts, *items, *sizes, threads, capacity;
+    push_version version;
+} push_job;
+
+static void run_push(void *context)
+{
+    push_job *j = context;
+    worklist_push(j->counts, j->threads, j->items, j->sizes, 1, j->capacity, j->version, 256);
+}
+
+Test(atomics, timing_worklist, .timeout = 60,
+     .description = "worklist push into one list, 2^20 threads: per item vs per warp")
+{
+    push_job j = {NULL, NULL, NULL, 1 << 20, (1 << 20) * WORKLIST_MAX_PUSH, PUSH_PER_ITEM};
+    int *counts = host_ints(j.threads);
+    wb_rng rng = wb_rng_for("atomics timing");
+    fill_counts(counts, j.threads, &rng);
+    long long items = 0;
+    for (int t = 0; t < j.threads; t++)
+        items += counts[t];
+    j.counts = upload(counts, j.threads);
+    j.items = device_ints((size_t)j.capacity);
+    j.sizes = device_ints(1);
+    wb_table *table = wb_table_new("atomics", "worklist push, one list, 2^20 threads (median of 10)",
+                                   "version|time (ms)|M items/s|speedup");
+    double base = 0;
+    for (int v = 0; v < PUSH_VERSIONS; v++) {
+        j.version = (push_version)v;
+        wb_timing t = wb_time_gpu(run_push, &j, 2, 10);
+        base = v == 0 ? t.median_ms : base;
+        wb_table_row(table, "%s|%.3f|%.0f|%.1f", push_version_names[v], t.median_ms,
+                     wb_items_per_s((double)items, t.median_ms) / 1e6, base / t.median_ms);
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    free(counts);
+    CUDA_CHECK(cudaFree(j.counts));
+    CUDA_CHECK(cudaFree(j.items));
+    CUDA_CHECK(cudaFree(j.sizes));
+}
