@@ -237,8 +237,12 @@ static bool stage5(int n)
     for (int i = 0; i < n; i++)
         items += counts[i];
     free(counts);
-    j.capacity = (int)items;
-    j.b = device_ints((size_t)items);   /* lists > 1 use less room each */
+    /* Room for every item in one list, or for a quarter more than the
+     * average (plus slack) in each of `low` lists. */
+    int capacity_low = (int)(items / low + items / low / 4 + 4096);
+    size_t room = (size_t)low * capacity_low > (size_t)items ? (size_t)low * capacity_low
+                                                             : (size_t)items;
+    j.b = device_ints(room);
     j.c = device_ints(low);
     char title[160];
     snprintf(title, sizeof title, "stage 5: worklist push, %d threads, %lld items (0..%d per "
@@ -248,7 +252,7 @@ static bool stage5(int n)
     double warp_speedup = 0;
     for (int lists = HIGH; lists <= low; lists *= low) {
         j.slots = lists;
-        j.capacity = (int)(items / lists + (items / lists) / 4 + 4096);
+        j.capacity = lists == HIGH ? (int)items : capacity_low;
         double base = 0;
         for (j.version = 0; j.version < PUSH_VERSIONS; j.version++) {
             double ms = time_ms(&j);

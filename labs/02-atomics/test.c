@@ -369,7 +369,7 @@ ParameterizedTestParameters(atomics, stage5_worklist)
 ParameterizedTest(push_version *version, atomics, stage5_worklist,
                   .description = "every item exactly once, no gaps, one list and several")
 {
-    static const int threads[] = {1, 33, 1000, 100003, 1 << 20};
+    static const int threads[] = {1, 33, 1000, 100003, 1 << 18};
     for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
         check_worklist(*version, threads[k], 1, 128);
         check_worklist(*version, threads[k], 5, 96);
