@@ -175,14 +175,18 @@ static double time_kernel(bench *b, int repeat, int reps)
 }
 
 /* The repeat at which the kernel takes as long as the copy in, the slowest
- * copy: there overlap gains the most. Kernel time is linear in repeat. */
+ * copy: there overlap gains the most. Kernel time grows linearly with repeat
+ * once the arithmetic, not memory, is the limit (from a few hundred on): fit
+ * a line through two points, then correct once at the value found. */
 static int calibrate_repeat(bench *b, double copy_in_ms, int reps)
 {
-    const int lo = 64, hi = 1024;
+    const int lo = 512, hi = 2048;
     double t_lo = time_kernel(b, lo, reps), t_hi = time_kernel(b, hi, reps);
     double per_repeat = (t_hi - t_lo) / (hi - lo);
-    int r = (int)lround((copy_in_ms - (t_lo - lo * per_repeat)) / per_repeat / 8.0) * 8;
-    return r < 1 ? 1 : r;
+    double r = hi + (copy_in_ms - t_hi) / per_repeat;
+    r = r < lo ? lo : r;
+    r *= copy_in_ms / time_kernel(b, (int)r, reps);
+    return (int)lround(r / 8.0) * 8;
 }
 
 typedef struct {
