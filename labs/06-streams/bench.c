@@ -186,7 +186,8 @@ static int calibrate_repeat(bench *b, double copy_in_ms, int reps)
     double r = hi + (copy_in_ms - t_hi) / per_repeat;
     r = r < lo ? lo : r;
     r *= copy_in_ms / time_kernel(b, (int)r, reps);
-    return (int)lround(r / 8.0) * 8;
+    int rounded = (int)lround(r / 8.0) * 8;
+    return rounded > 0 ? rounded : 1;
 }
 
 typedef struct {
