@@ -1,0 +1,309 @@
+/*
+ * Lab 07 benchmark: what a hand-off between CPU and GPU costs, and what
+ * keeping blocks resident buys. `persistent-bench-reference --help` for the
+ * options. Exits 1 when the reference misses a target: the persistent
+ * hand-off (stage 3) at least 4x faster than relaunch + synchronise (stage
+ * 2), and the worker pool at least 5x the tasks/s of one launch per task on
+ * tiny tasks.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lab.h"
+#include "workbook.h"
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts v and returns its q-quantile (q = 0.5: the median). */
+static double quantile(double *v, int n, double q)
+{
+    qsort(v, (size_t)n, sizeof v[0], compare_doubles);
+    int i = (int)(q * n + 0.5) - 1;
+    return v[i < 0 ? 0 : (i >= n ? n - 1 : i)];
+}
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+/* ------------------------------------------------------- stages 1 to 3 */
+
+static double bench_handoffs(int handoffs, bool print_only)
+{
+    typedef void (*pingpong_fn)(int, int *, double *, bool);
+    static const struct {
+        const char *stage, *name;
+        pingpong_fn run;
+    } ways[] = {{"1", "copy + relaunch", pingpong_copy},
+                {"2", "mapped + relaunch + sync", pingpong_mapped},
+                {"3", "persistent kernel", pingpong_persistent}};
+    int n = 2 * handoffs + 1;
+    if (print_only) {
+        for (int w = 0; w < 3; w++) {
+            printf("stage %s, %s:\n", ways[w].stage, ways[w].name);
+            fflush(stdout);
+            int producer[11];
+            ways[w].run(11, producer, NULL, true);
+        }
+        return 0.0;
+    }
+    int *producer = malloc(sizeof(int) * (size_t)n);
+    double *us = malloc(sizeof(double) * (size_t)handoffs);
+    if (!producer || !us)
+        wb_fail("out of host memory for %d hand-offs", handoffs);
+    char title[160];
+    snprintf(title, sizeof title, "ping-pong: %d hand-offs each, time per round trip", handoffs);
+    wb_table *table = wb_table_new("persistent-handoffs", title,
+                                   "stage|method|median (us)|p99 (us)|vs empty launch");
+    empty_launch_sync_us(handoffs, us);
+    double empty = quantile(us, handoffs, 0.5), medians[3];
+    wb_table_row(table, "-|empty launch + sync|%.2f|%.2f|1.00", empty, quantile(us, handoffs, 0.99));
+    for (int w = 0; w < 3; w++) {
+        ways[w].run(n, producer, us, false);   /* checks every answer as it goes */
+        for (int k = 0; k < n; k++)
+            if (producer[k] != (k % 2 == 0 ? PRODUCER_CPU : PRODUCER_GPU))
+                wb_fail("stage %s: number %d has the wrong producer; run the tests first",
+                        ways[w].stage, k);
+        medians[w] = quantile(us, handoffs, 0.5);
+        wb_table_row(table, "%s|%s|%.2f|%.2f|%.2f", ways[w].stage, ways[w].name, medians[w],
+                     quantile(us, handoffs, 0.99), medians[w] / empty);
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    free(producer);
+    free(us);
+    return medians[1] / medians[2];
+}
+
+/* ------------------------------------------------------------- stage 4 */
+
+typedef struct {
+    int tasks, task_size, block_size, method;
+    unsigned *in, *out;
+    int *visits;
+} task_job;
+
+enum { PER_TASK, ONE_LAUNCH, POOL, METHODS };
+static const char *method_names[METHODS] = {"one launch per task", "one launch, block per task",
+                                            "worker pool"};
+
+static void run_tasks(void *context)
+{
+    task_job *j = context;
+    if (j->method == PER_TASK)
+        tasks_launch_per_task(j->in, j->out, j->visits, j->tasks, j->task_size, j->block_size);
+    else if (j->method == ONE_LAUNCH)
+        tasks_one_launch(j->in, j->out, j->visits, j->tasks, j->task_size, j->block_size);
+    else if (tasks_worker_pool(j->in, j->out, j->visits, j->tasks, j->task_size, 0,
+                               j->block_size) != 0)
+        wb_fail("the worker pool refused %d-thread blocks", j->block_size);
+}
+
+/* Runs the job once on poisoned output and zeroed visits, and checks both. */
+static void validate(task_job *j, const unsigned *host_in, wb_gpu_work run, const char *name)
+{
+    size_t n = (size_t)j->tasks * (size_t)j->task_size;
+    wb_poison_ints((int *)j->out, n);
+    CUDA_CHECK(cudaMemset(j->visits, 0, sizeof(int) * (size_t)j->tasks));
+    run(j);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    unsigned *out = malloc(sizeof(unsigned) * n);
+    int *visits = malloc(sizeof(int) * (size_t)j->tasks);
+    if (!out || !visits)
+        wb_fail("out of host memory");
+    CUDA_CHECK(cudaMemcpy(out, j->out, sizeof(unsigned) * n, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(visits, j->visits, sizeof(int) * (size_t)j->tasks,
+                          cudaMemcpyDeviceToHost));
+    for (int t = 0; t < j->tasks; t++)
+        if (visits[t] != 1)
+            wb_fail("%s: task %d was done %d times; run the tests first", name, t, visits[t]);
+    for (size_t i = 0; i < n; i++)
+        if (out[i] != task_result(host_in[i]))
+            wb_fail("%s: wrong output at element %zu; run the tests first", name, i);
+    free(out);
+    free(visits);
+}
+
+static double bench_pool(task_job *j, const unsigned *host_in, size_t elements, int reps)
+{
+    static const int sizes[] = {256, 8192, 262144};
+    static const char *labels[] = {"tiny", "medium", "large"};
+    char title[200];
+    snprintf(title, sizeof title,
+             "stage 4: %zu elements split into tasks, %d-thread blocks, median of %d runs",
+             elements, j->block_size, reps);
+    wb_table *table = wb_table_new("persistent-pool", title,
+                                   "stage|task size|tasks|method|time (ms)|tasks/s|vs per task");
+    double tiny_speedup = 0.0;
+    for (int s = 0; s < 3; s++) {
+        j->task_size = sizes[s];
+        j->tasks = (int)(elements / (size_t)sizes[s]);
+        double per_task = 0.0;
+        for (int m = 0; m < METHODS; m++) {
+            j->method = m;
+            validate(j, host_in, run_tasks, method_names[m]);
+            wb_timing t = wb_time_gpu(run_tasks, j, 1, reps);
+            double rate = wb_items_per_s(j->tasks, t.median_ms);
+            per_task = m == PER_TASK ? rate : per_task;
+            if (s == 0 && m == POOL)
+                tiny_speedup = rate / per_task;
+            wb_table_row(table, "4|%s (%d)|%d|%s|%.3f|%.3g|%.1f", labels[s], sizes[s], j->tasks,
+                         method_names[m], t.median_ms, rate, rate / per_task);
+        }
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    return tiny_speedup;
+}
+
+/* ------------------------------------------------------------- stage 5 */
+
+static int feed_blocks, feed_in_flight;
+static double *feed_latency;
+
+static void run_feed(void *context)
+{
+    task_job *j = context;
+    if (tasks_host_fed(j->in, j->out, j->visits, j->tasks, j->task_size, feed_blocks,
+                       j->block_size, feed_in_flight, feed_latency) != 0)
+        wb_fail("the host-fed kernel refused %d blocks", feed_blocks);
+}
+
+static void bench_feed(task_job *j, const unsigned *host_in, int tasks, double handoff_us)
+{
+    wb_device dev = wb_device_info();
+    const int configs[][2] = {{1, 1}, {dev.sm_count, 1}, {dev.sm_count, 64}, {0, 1024}};
+    j->tasks = tasks;
+    j->task_size = 256;
+    feed_latency = malloc(sizeof(double) * (size_t)tasks);
+    if (!feed_latency)
+        wb_fail("out of host memory");
+    char title[240];
+    snprintf(title, sizeof title,
+             "stage 5: %d tasks of %d elements fed through mapped memory (blocks 0: all that "
+             "fit, %d)\nfor scale: stage 3 hand-off %.2f us in this run",
+             tasks, j->task_size, coresident_blocks(3, j->block_size), handoff_us);
+    wb_table *table = wb_table_new("persistent-feed", title,
+                                   "stage|blocks|in flight|median latency (us)|p99 (us)|tasks/s");
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+        feed_blocks = configs[c][0];
+        feed_in_flight = configs[c][1];
+        double start = now_us();
+        validate(j, host_in, run_feed, "tasks_host_fed");
+        double seconds = (now_us() - start) * 1e-6;   /* includes launch and shutdown */
+        wb_table_row(table, "5|%d|%d|%.2f|%.2f|%.3g", feed_blocks, feed_in_flight,
+                     quantile(feed_latency, tasks, 0.5), quantile(feed_latency, tasks, 0.99),
+                     tasks / seconds);
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    free(feed_latency);
+}
+
+static void usage(FILE *out, const char *program)
+{
+    fprintf(out,
+            "usage: %s [--stage S] [--n H] [--reps R] [--block B] [--print]\n"
+            "Stages 1-3: H hand-offs (default 100000) each way, round trip median and p99\n"
+            "next to an empty launch + synchronise. Stage 4: 2^24 elements in tiny, medium\n"
+            "and large tasks, R timed runs (default 5) of each method, blocks of B threads\n"
+            "(default 256). Stage 5: 20000 tiny tasks through the host-fed kernel.\n"
+            "--stage S runs only that part (1, 2 and 3 are one table). --print runs the\n"
+            "course's printing exercise (0..10) with each ping-pong and exits.\n"
+            "Fails unless stage 3's median is 4x below stage 2's and the pool does 5x the\n"
+            "tasks/s of one launch per task on tiny tasks.\n",
+            program);
+}
+
+int main(int argc, char **argv)
+{
+    int stage = 0, handoffs = 100000, reps = 5, block = 256;
+    bool print_only = false;
+    static const struct option options[] = {{"stage", required_argument, 0, 's'},
+                                            {"n", required_argument, 0, 'n'},
+                                            {"reps", required_argument, 0, 'r'},
+                                            {"block", required_argument, 0, 'b'},
+                                            {"print", no_argument, 0, 'p'},
+                                            {"help", no_argument, 0, 'h'},
+                                            {0, 0, 0, 0}};
+    for (int opt; (opt = getopt_long(argc, argv, "s:n:r:b:ph", options, NULL)) != -1;) {
+        switch (opt) {
+        case 's': stage = atoi(optarg); break;
+        case 'n': handoffs = atoi(optarg); break;
+        case 'r': reps = atoi(optarg); break;
+        case 'b': block = atoi(optarg); break;
+        case 'p': print_only = true; break;
+        case 'h': usage(stdout, argv[0]); return 0;
+        default: usage(stderr, argv[0]); return 2;
+        }
+    }
+    if (stage < 0 || stage > 5 || handoffs < 1 || handoffs > 100000000 || reps < 1 ||
+        block < 32 || block > 1024 || block % 32 != 0) {
+        fprintf(stderr, "error: need 0 <= stage <= 5, 1 <= n <= 1e8, reps >= 1 and a block of "
+                        "32 to 1024 threads, a multiple of 32\n");
+        return 2;
+    }
+    char reason[256];
+    if (!wb_gpu_usable(reason, sizeof reason)) {
+        fprintf(stderr, "skipped: %s\n", reason);
+        return 77;
+    }
+    wb_device dev = wb_device_info();
+    printf("%s, %d SMs\n", dev.name, dev.sm_count);
+    if (print_only) {
+        bench_handoffs(0, true);
+        return 0;
+    }
+
+    bool met = true;
+    double handoff_speedup = 0.0;
+    if (stage <= 3) {
+        handoff_speedup = bench_handoffs(handoffs, false);
+        bool ok = handoff_speedup >= 4.0;
+        printf("target: stage 3 median round trip 4x below stage 2's: %s (%.1fx)\n",
+               ok ? "met" : "NOT met", handoff_speedup);
+        met = met && ok;
+    }
+    if (stage != 0 && stage <= 3)
+        return met ? 0 : 1;
+
+    const size_t elements = (size_t)1 << 24;
+    unsigned *host_in = malloc(sizeof(unsigned) * elements);
+    if (!host_in)
+        wb_fail("out of host memory");
+    wb_rng rng = wb_rng_for("persistent bench");
+    for (size_t i = 0; i < elements; i++)
+        host_in[i] = (unsigned)wb_rng_u64(&rng);
+    task_job j = {0, 0, block, 0, NULL, NULL, NULL};
+    CUDA_CHECK(cudaMalloc((void **)&j.in, sizeof(unsigned) * elements));
+    CUDA_CHECK(cudaMalloc((void **)&j.out, sizeof(unsigned) * elements));
+    CUDA_CHECK(cudaMalloc((void **)&j.visits, sizeof(int) * elements));
+    CUDA_CHECK(cudaMemcpy(j.in, host_in, sizeof(unsigned) * elements, cudaMemcpyHostToDevice));
+    if (stage == 0 || stage == 4) {
+        double speedup = bench_pool(&j, host_in, elements, reps);
+        bool ok = speedup >= 5.0;
+        printf("target: worker pool 5x the tasks/s of one launch per task on tiny tasks: %s "
+               "(%.1fx)\n", ok ? "met" : "NOT met", speedup);
+        met = met && ok;
+    }
+    if (stage == 0 || stage == 5) {
+        static int producer[2001];
+        static double us[1000];
+        pingpong_persistent(2001, producer, us, false);
+        bench_feed(&j, host_in, 20000, quantile(us, 1000, 0.5));
+    }
+    CUDA_CHECK(cudaFree(j.in));
+    CUDA_CHECK(cudaFree(j.out));
+    CUDA_CHECK(cudaFree(j.visits));
+    free(host_in);
+    return met ? 0 : 1;
+}

@@ -1,0 +1,445 @@
+/*
+ * Lab 07, reference: persistent kernels and CPU-GPU hand-offs.
+ *
+ * Stages 1-3 pass a counter back and forth, the CPU producing the even
+ * numbers and the GPU the odd ones: (1) a copy and a launch per GPU turn,
+ * (2) the counter in mapped pinned memory, still a launch per turn, (3) one
+ * kernel for all turns, the two sides taking turns through the counter.
+ * Stage 4 keeps as many blocks resident as fit and lets them pull tasks from
+ * an atomic counter; stage 5 keeps them resident while the host feeds tasks
+ * through a ring buffer in mapped pinned memory.
+ *
+ * The memory model: a kernel's end (and the synchronise that waits for it)
+ * orders everything, so stages 1, 2 and 4 need no fences. In stages 3 and 5
+ * the two sides run at the same time, so every flag that hands data over is
+ * written with a release store and read with an acquire load, at system
+ * scope, because the other side is the CPU.
+ */
+#include <cuda/atomic>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lab.h"
+#include "workbook.h"
+
+// An int shared with the CPU: atomic accesses that order across the bus.
+using system_int = cuda::atomic_ref<int, cuda::thread_scope_system>;
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+// Spins until ready() holds; false when HANDOFF_TIMEOUT_S passes first.
+template <class Ready> static bool spin_until(Ready ready)
+{
+    double deadline = now_us() + HANDOFF_TIMEOUT_S * 1e6;
+    while (!ready())
+        if (now_us() > deadline)
+            return false;
+    return true;
+}
+
+// Mapped pinned memory: host memory that kernels read and write over the
+// bus, through the device pointer returned in *device.
+template <class T> static T *alloc_mapped(size_t count, T **device)
+{
+    T *host;
+    CUDA_CHECK(cudaHostAlloc((void **)&host, count * sizeof(T), cudaHostAllocMapped));
+    CUDA_CHECK(cudaHostGetDevicePointer((void **)device, host, 0));
+    return host;
+}
+
+// Ends a persistent kernel running on `stream`: raises its stop flag and
+// waits, with a deadline, for it to exit. A kernel that ignores the flag
+// cannot be killed, only reported (the process must then exit). Fails with
+// `failure` afterwards when it is not NULL.
+static void stop_persistent(cudaStream_t stream, int *stop, const char *failure)
+{
+    system_int(*stop).store(1, cuda::memory_order_release);
+    if (!spin_until([&] { return cudaStreamQuery(stream) != cudaErrorNotReady; }))
+        wb_fail("%s%sthe persistent kernel did not exit within %.0f s of being asked to stop: "
+                "every wait loop in it must also watch the stop flag",
+                failure ? failure : "", failure ? "; and " : "", HANDOFF_TIMEOUT_S);
+    CUDA_CHECK(cudaStreamQuery(stream));   // a fault inside the kernel shows here
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    if (failure)
+        wb_fail("%s", failure);
+}
+
+static cudaStream_t persistent_stream(void)
+{
+    // Non-blocking: work on the default stream (an allocation, a copy) must
+    // not wait for a kernel that runs until it is told to stop.
+    cudaStream_t stream;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    return stream;
+}
+
+/* ------------------------------------------------------------ ping-pong */
+
+// Who produced each number, written by the producer itself into mapped
+// memory; one spare entry at [n] catches a number produced past the end.
+struct pingpong_log {
+    int *host, *device;
+};
+
+static pingpong_log log_open(int n)
+{
+    if (n < 1)
+        wb_fail("ping-pong: n = %d, need at least one number", n);
+    pingpong_log log;
+    log.host = alloc_mapped<int>((size_t)n + 1, &log.device);
+    for (int k = 0; k <= n; k++)
+        log.host[k] = WB_POISON_INT;
+    return log;
+}
+
+static void log_close(pingpong_log log, int n, int *producer)
+{
+    if (log.host[n] != WB_POISON_INT)
+        wb_fail("ping-pong: a number past n - 1 = %d was produced", n - 1);
+    memcpy(producer, log.host, sizeof(int) * (size_t)n);
+    CUDA_CHECK(cudaFreeHost(log.host));
+}
+
+// The CPU's half of every ping-pong: produce the even numbers, hand each to
+// the GPU with hand_off(k), which returns the GPU's answer, and check it.
+template <class HandOff>
+static void cpu_side(int n, pingpong_log log, double *round_trip_us, bool print, HandOff hand_off)
+{
+    for (int k = 0; k < n; k += 2) {
+        log.host[k] = PRODUCER_CPU;
+        if (print) {
+            printf("%d\n", k);
+            fflush(stdout);   // keep the CPU's lines in order with the GPU's
+        }
+        if (k + 1 == n)
+            break;
+        double start = now_us();
+        int answer = hand_off(k);
+        if (round_trip_us)
+            round_trip_us[k / 2] = now_us() - start;
+        if (answer != k + 1)
+            wb_fail("ping-pong: the CPU handed over %d and the GPU answered %d instead of %d",
+                    k, answer, k + 1);
+    }
+}
+
+// Stages 1 and 2: one GPU turn. *counter holds the CPU's number; the GPU
+// produces the next one and leaves it in *counter.
+__global__ void gpu_turn(int *counter, int *log, bool print)
+{
+    int number = *counter + 1;
+    log[number] = PRODUCER_GPU;
+    if (print)
+        printf("\t%d\n", number);
+    *counter = number;
+}
+
+void pingpong_copy(int n, int *producer, double *round_trip_us, bool print)
+{
+    pingpong_log log = log_open(n);
+    int *counter;
+    CUDA_CHECK(cudaMalloc((void **)&counter, sizeof(int)));
+    cpu_side(n, log, round_trip_us, print, [&](int number) {
+        CUDA_CHECK(cudaMemcpy(counter, &number, sizeof number, cudaMemcpyHostToDevice));
+        gpu_turn<<<1, 1>>>(counter, log.device, print);
+        CUDA_CHECK_LAUNCH();
+        // A blocking copy waits for the kernel, so it reads the GPU's answer.
+        CUDA_CHECK(cudaMemcpy(&number, counter, sizeof number, cudaMemcpyDeviceToHost));
+        return number;
+    });
+    CUDA_CHECK(cudaFree(counter));
+    log_close(log, n, producer);
+}
+
+void pingpong_mapped(int n, int *producer, double *round_trip_us, bool print)
+{
+    pingpong_log log = log_open(n);
+    int *counter, *counter_device;
+    CUDA_CHECK(cudaHostAlloc((void **)&counter, sizeof(int), cudaHostAllocMapped));
+    CUDA_CHECK(cudaHostGetDevicePointer((void **)&counter_device, counter, 0));
+    cpu_side(n, log, round_trip_us, print, [&](int number) {
+        *counter = number;
+        gpu_turn<<<1, 1>>>(counter_device, log.device, print);
+        CUDA_CHECK_LAUNCH();
+        // The kernel's end makes its writes visible; synchronising waits for it.
+        CUDA_CHECK(cudaDeviceSynchronize());
+        return *counter;
+    });
+    CUDA_CHECK(cudaFreeHost(counter));
+    log_close(log, n, producer);
+}
+
+// Stage 3's shared state, in mapped pinned memory.
+struct handoff {
+    int counter;   // the last number produced: even from the CPU, odd from the GPU
+    int stop;      // raised by the CPU when the kernel should exit
+};
+
+// Stage 3: every GPU turn in one kernel. It waits for an even counter (the
+// CPU's number), produces the next one, and exits when asked to stop.
+__global__ void gpu_turns_persistent(handoff *shared, int *log, bool print)
+{
+    system_int counter(shared->counter), stop(shared->stop);
+    for (;;) {
+        int number;
+        // Acquire: what the CPU wrote before its release store is visible
+        // once this load sees the store.
+        for (int polls = 1; (number = counter.load(cuda::memory_order_acquire)) % 2 != 0; polls++)
+            if (polls % 32 == 0 && stop.load(cuda::memory_order_relaxed))
+                return;   // now and then only: every load is a trip over the bus
+        log[number + 1] = PRODUCER_GPU;
+        if (print)
+            printf("\t%d\n", number + 1);
+        // Release: the log entry is visible to the CPU before the answer is.
+        counter.store(number + 1, cuda::memory_order_release);
+    }
+}
+
+void pingpong_persistent(int n, int *producer, double *round_trip_us, bool print)
+{
+    pingpong_log log = log_open(n);
+    handoff *shared_device, *shared = alloc_mapped<handoff>(1, &shared_device);
+    shared->counter = -1;   // odd: nothing for the GPU yet
+    shared->stop = 0;
+    cudaStream_t stream = persistent_stream();
+    gpu_turns_persistent<<<1, 1, 0, stream>>>(shared_device, log.device, print);
+    CUDA_CHECK_LAUNCH();
+    system_int counter(shared->counter);
+    cpu_side(n, log, round_trip_us, print, [&](int number) {
+        counter.store(number, cuda::memory_order_release);
+        int answer = number;
+        if (!spin_until([&] { return (answer = counter.load(cuda::memory_order_acquire)) != number; })) {
+            char failure[160];
+            snprintf(failure, sizeof failure,
+                     "ping-pong: the persistent kernel did not answer %d within %.0f s", number,
+                     HANDOFF_TIMEOUT_S);
+            stop_persistent(stream, &shared->stop, failure);
+        }
+        return answer;
+    });
+    stop_persistent(stream, &shared->stop, NULL);
+    CUDA_CHECK(cudaFreeHost(shared));
+    log_close(log, n, producer);
+}
+
+__global__ void empty_kernel(void) {}
+
+void empty_launch_sync_us(int reps, double *us)
+{
+    for (int i = 0; i < reps; i++) {
+        double start = now_us();
+        empty_kernel<<<1, 1>>>();
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaDeviceSynchronize());
+        us[i] = now_us() - start;
+    }
+}
+
+/* ---------------------------------------------------------------- tasks */
+
+// One task, done by the whole block.
+__device__ void run_task(const unsigned *in, unsigned *out, int *visits, int task, int task_size)
+{
+    size_t first = (size_t)task * (size_t)task_size;
+    for (int i = threadIdx.x; i < task_size; i += blockDim.x)
+        out[first + i] = task_result(in[first + i]);
+    if (threadIdx.x == 0)
+        atomicAdd(&visits[task], 1);
+}
+
+// The comparisons: block b does task first + b.
+__global__ void task_per_block(const unsigned *in, unsigned *out, int *visits, int first,
+                               int task_size)
+{
+    run_task(in, out, visits, first + blockIdx.x, task_size);
+}
+
+void tasks_launch_per_task(const unsigned *in, unsigned *out, int *visits, int tasks,
+                           int task_size, int block_size)
+{
+    for (int t = 0; t < tasks; t++) {
+        task_per_block<<<1, block_size>>>(in, out, visits, t, task_size);
+        CUDA_CHECK_LAUNCH();
+    }
+}
+
+void tasks_one_launch(const unsigned *in, unsigned *out, int *visits, int tasks, int task_size,
+                      int block_size)
+{
+    if (tasks == 0)
+        return;
+    task_per_block<<<tasks, block_size>>>(in, out, visits, 0, task_size);
+    CUDA_CHECK_LAUNCH();
+}
+
+__device__ int next_task;    // stage 4's queue: the first task nobody has claimed
+__device__ int next_claim;   // stage 5's: the first enqueued task nobody has claimed
+
+// Stage 4: each block claims a task, does it, and claims the next until none
+// are left, so a block's launch cost is paid once for many tasks.
+__global__ void worker_pool(const unsigned *in, unsigned *out, int *visits, int tasks,
+                            int task_size)
+{
+    __shared__ int task;
+    for (;;) {
+        if (threadIdx.x == 0)
+            task = atomicAdd(&next_task, 1);
+        __syncthreads();
+        if (task >= tasks)
+            return;   // the whole block leaves together: task is shared
+        run_task(in, out, visits, task, task_size);
+        __syncthreads();   // everyone has read task before thread 0 claims again
+    }
+}
+
+// Stage 5's ring, in mapped pinned memory. The k-th task enqueued goes into
+// slot k % in_flight; the host writes task[] and head, the GPU done[].
+struct feed_ring {
+    int head;   // tasks enqueued so far
+    int stop;   // raised by the host once every task is complete
+    int task[FEED_MAX_IN_FLIGHT];
+    int done[FEED_MAX_IN_FLIGHT];   // k + 1 once the k-th task is complete
+};
+
+// Stage 5: like the pool, but the tasks arrive while the kernel runs, so a
+// block waits for its claim to be enqueued, and leaves only when asked.
+__global__ void host_fed(feed_ring *ring, int in_flight, const unsigned *in, unsigned *out,
+                         int *visits, int task_size)
+{
+    __shared__ int task;
+    int claimed = 0;   // thread 0's
+    for (;;) {
+        if (threadIdx.x == 0) {
+            system_int head(ring->head), stop(ring->stop);
+            claimed = atomicAdd(&next_claim, 1);
+            task = -1;
+            for (;;) {
+                // Acquire: the task the host wrote before moving head is visible.
+                if (head.load(cuda::memory_order_acquire) > claimed) {
+                    task = ring->task[claimed % in_flight];
+                    break;
+                }
+                if (stop.load(cuda::memory_order_relaxed))
+                    break;
+            }
+        }
+        __syncthreads();
+        if (task < 0)
+            return;
+        run_task(in, out, visits, task, task_size);
+        __syncthreads();   // the whole task is done, and everyone has read task
+        // Release: our read of the slot happens before the host refills it.
+        if (threadIdx.x == 0)
+            system_int(ring->done[claimed % in_flight])
+                .store(claimed + 1, cuda::memory_order_release);
+    }
+}
+
+int coresident_blocks(int part, int block_size)
+{
+    int device, sms, per_sm;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const void *kernel = part == 2 ? (const void *)worker_pool : (const void *)host_fed;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_size, 0));
+    return per_sm * sms;
+}
+
+// A persistent kernel gets at most as many blocks as can be resident at once:
+// a block that is not resident starts only when another exits, and blocks that
+// wait for work (or for each other) never exit. 0 asks for exactly that many.
+static bool fits_coresident(int part, int *blocks, int block_size)
+{
+    int most = coresident_blocks(part, block_size);
+    if (*blocks == 0)
+        *blocks = most;
+    if (*blocks >= 1 && *blocks <= most)
+        return true;
+    fprintf(stderr,
+            "refused: %d blocks of %d threads for the stage %d kernel, but at most %d can be "
+            "resident at once (occupancy x SMs); a persistent block that never starts would "
+            "leave its work, and everyone waiting for it, stuck\n",
+            *blocks, block_size, part + 2, most);
+    return false;
+}
+
+int tasks_worker_pool(const unsigned *in, unsigned *out, int *visits, int tasks, int task_size,
+                      int blocks, int block_size)
+{
+    if (!fits_coresident(2, &blocks, block_size))
+        return -1;
+    int *queue;
+    CUDA_CHECK(cudaGetSymbolAddress((void **)&queue, next_task));
+    CUDA_CHECK(cudaMemsetAsync(queue, 0, sizeof(int)));
+    worker_pool<<<blocks, block_size>>>(in, out, visits, tasks, task_size);
+    CUDA_CHECK_LAUNCH();
+    return 0;
+}
+
+int tasks_host_fed(const unsigned *in, unsigned *out, int *visits, int tasks, int task_size,
+                   int blocks, int block_size, int in_flight, double *latency_us)
+{
+    if (in_flight < 1 || in_flight > FEED_MAX_IN_FLIGHT) {
+        fprintf(stderr, "refused: %d tasks in flight; the ring holds 1 to %d\n", in_flight,
+                FEED_MAX_IN_FLIGHT);
+        return -1;
+    }
+    if (!fits_coresident(3, &blocks, block_size))
+        return -1;
+    double *enqueued_at = (double *)malloc(sizeof(double) * (size_t)(tasks > 0 ? tasks : 1));
+    if (!enqueued_at)
+        wb_fail("out of host memory for %d tasks", tasks);
+    feed_ring *ring_device, *ring = alloc_mapped<feed_ring>(1, &ring_device);
+    memset(ring, 0, sizeof *ring);
+    cudaStream_t stream = persistent_stream();
+    int *claims;
+    CUDA_CHECK(cudaGetSymbolAddress((void **)&claims, next_claim));
+    CUDA_CHECK(cudaMemsetAsync(claims, 0, sizeof(int), stream));
+    host_fed<<<blocks, block_size, 0, stream>>>(ring_device, in_flight, in, out, visits, task_size);
+    CUDA_CHECK_LAUNCH();
+
+    system_int head(ring->head);
+    int enqueued = 0, completed = 0;   // completions are seen in enqueue order
+    double last_progress = now_us();
+    while (completed < tasks) {
+        bool progress = false;
+        if (enqueued < tasks && enqueued - completed < in_flight) {
+            ring->task[enqueued % in_flight] = tasks - 1 - enqueued;
+            enqueued_at[enqueued] = now_us();
+            // Release: the task written above is visible before the new head.
+            head.store(enqueued + 1, cuda::memory_order_release);
+            enqueued++;
+            progress = true;
+        }
+        // Acquire: the GPU's read of this slot is over before we refill it.
+        if (completed < enqueued &&
+            system_int(ring->done[completed % in_flight]).load(cuda::memory_order_acquire) ==
+                completed + 1) {
+            if (latency_us)
+                latency_us[completed] = now_us() - enqueued_at[completed];
+            completed++;
+            progress = true;
+        }
+        if (progress) {
+            last_progress = now_us();
+        } else if (now_us() - last_progress > HANDOFF_TIMEOUT_S * 1e6) {
+            char failure[200];
+            snprintf(failure, sizeof failure,
+                     "host-fed kernel: no task completed for %.0f s (%d of %d enqueued, %d "
+                     "complete)",
+                     HANDOFF_TIMEOUT_S, enqueued, tasks, completed);
+            stop_persistent(stream, &ring->stop, failure);
+        }
+    }
+    stop_persistent(stream, &ring->stop, NULL);
+    CUDA_CHECK(cudaFreeHost(ring));
+    free(enqueued_at);
+    return 0;
+}
