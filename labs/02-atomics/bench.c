@@ -166,11 +166,29 @@ static bool stage2(int n, double copy, double target)
         }
     wb_table_print(t, stdout);
     wb_table_free(t);
+
+    /* Under high contention the per-block sum is limited by its atomics on
+     * one address as much as by memory: larger blocks make fewer of them. */
+    int chosen_block = block_size;
+    t = wb_table_new("atomics-stage2-blocks", "stage 2: per-block sum into one slot, by block size",
+                     "block|time (ms)|GB/s read|% of copy");
+    j.op = REDUCE_SUM;
+    j.version = REDUCE_PER_BLOCK;
+    j.slots = HIGH;
+    for (block_size = 256; block_size <= 1024; block_size *= 2) {
+        double ms = time_ms(&j), gbps = wb_gbps(4.0 * n, ms);
+        expect(first_int(j.b) == expected[REDUCE_SUM], "reduce_atomic");
+        block_sum_gbps = gbps > block_sum_gbps ? gbps : block_sum_gbps;
+        wb_table_row(t, "%d|%.3f|%.0f|%.1f", block_size, ms, gbps, 100.0 * gbps / copy);
+    }
+    block_size = chosen_block;
+    wb_table_print(t, stdout);
+    wb_table_free(t);
     CUDA_CHECK(cudaFree(j.a));
     CUDA_CHECK(cudaFree(j.b));
     bool met = block_sum_gbps >= target * copy;
-    printf("target: per-block sum >= %.0f%% of copy bandwidth: %s (%.1f%%)\n\n", 100 * target,
-           met ? "met" : "NOT met", 100.0 * block_sum_gbps / copy);
+    printf("target: per-block sum (best block size) >= %.0f%% of copy bandwidth: %s (%.1f%%)\n\n",
+           100 * target, met ? "met" : "NOT met", 100.0 * block_sum_gbps / copy);
     return met;
 }
 
@@ -302,9 +320,10 @@ static void usage(FILE *out, const char *program)
             "(default 256, a multiple of 32), R timed runs each (default 20, median\n"
             "reported). N scales the work: stage 2 reduces N ints (default 2^26), the\n"
             "others use N/4 threads (default 2^24; stage 6 inserts N/1024 nodes).\n"
-            "Fails when the per-block sum reads at less than F (default 0.8) of the copy\n"
-            "bandwidth, or the per-warp worklist push is less than 10x faster than\n"
-            "the per-item one.\n",
+            "Fails when the per-block sum into one slot (best of blocks 256, 512, 1024)\n"
+            "reads at less than F (default 0.8) of the copy bandwidth, or when the\n"
+            "per-warp worklist push into one list is less than 10x faster than the\n"
+            "per-item one.\n",
             program);
 }
 

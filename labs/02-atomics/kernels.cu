@@ -338,10 +338,13 @@ __global__ void push_per_thread(push_args)
 
 __global__ void push_per_warp(push_args)
 {
-    // TODO 11: one atomic per warp. Each lane needs the sum of the counts of
-    // the lanes below it (a scan with warp shuffles), one lane reserves the
-    // warp's whole range, and every lane learns where that range starts.
-    // Threads past a.threads push 0 items but still take part.
+    // TODO 11: one atomic per warp. The warp adds up its counts with
+    // shuffles, one lane reserves the warp's whole range, and every lane
+    // learns where that range starts. Then fill the range in rounds: in
+    // round k, the lanes that have an item k write it to consecutive
+    // positions (__ballot_sync and __popc give a lane its rank), so that the
+    // warp's stores coalesce. Threads past a.threads push 0 items but still
+    // take part.
 }
 
 __global__ void push_prefix_sum(push_args)

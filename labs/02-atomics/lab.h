@@ -73,7 +73,7 @@ void single_per_block(int *hits, int *who, int blocks, int block_size);
 typedef enum {
     PUSH_PER_ITEM,        /* one atomic per item */
     PUSH_PER_THREAD,      /* one atomic per thread reserves its range */
-    PUSH_PER_WARP,        /* one atomic per warp, offsets from a warp scan */
+    PUSH_PER_WARP,        /* one atomic per warp, written round by round */
     PUSH_PREFIX_SUM,      /* offsets from a block prefix sum; one atomic per block */
     PUSH_VERSIONS
 } push_version;

@@ -362,19 +362,28 @@ __global__ void push_per_warp(push_args a)
 {
     int t = blockIdx.x * blockDim.x + threadIdx.x, list = blockIdx.x % a.lists;
     int lane = threadIdx.x % 32, count = push_count(a, t);
-    // Inclusive scan of the warp's counts: lane i ends with counts 0 .. i.
-    int end = count;
-    for (int offset = 1; offset < 32; offset *= 2) {
-        int below = __shfl_up_sync(0xffffffffu, end, offset);
-        if (lane >= offset)
-            end += below;
-    }
-    // Lane 31 holds the warp's total and reserves the warp's range.
+    // The warp's total, in every lane: a butterfly of shuffles.
+    int total = count;
+    for (int offset = 16; offset > 0; offset /= 2)
+        total += __shfl_xor_sync(0xffffffffu, total, offset);
+    // One lane reserves the warp's range; every lane learns where it starts.
     int first = 0;
-    if (lane == 31 && end > 0)
-        first = atomicAdd(&a.sizes[list], end);
-    first = __shfl_sync(0xffffffffu, first, 31);
-    write_items(a, list, t, first + end - count, count);
+    if (lane == 0 && total > 0)
+        first = atomicAdd(&a.sizes[list], total);
+    first = __shfl_sync(0xffffffffu, first, 0);
+    // Fill the range round by round: in round k the lanes that have an item
+    // k write it to consecutive positions (their rank among those lanes), so
+    // the warp's stores coalesce instead of landing count ints apart.
+    int *list_items = a.items + (long long)list * a.capacity;
+    unsigned lanes_below = (1u << lane) - 1;
+    for (int k = 0;; k++) {
+        unsigned pushing = __ballot_sync(0xffffffffu, k < count);
+        if (pushing == 0)
+            break;
+        if (k < count)
+            list_items[first + __popc(pushing & lanes_below)] = worklist_item(t, k);
+        first += __popc(pushing);
+    }
 }
 
 __global__ void push_prefix_sum(push_args a)
