@@ -278,12 +278,14 @@ __global__ void worker_pool(const unsigned *in, unsigned *out, int *visits, int 
 }
 
 // Stage 5's ring, in mapped pinned memory. The k-th task enqueued goes into
-// slot k % in_flight; the host writes task[] and head, the GPU done[].
+// slot k % in_flight; the host writes task[] and head, the GPU done[]. Each
+// part has cache lines of its own, so that polling one does not slow the
+// writes to another.
 struct feed_ring {
     int head;   // tasks enqueued so far
     int stop;   // raised by the host once every task is complete
-    int task[FEED_MAX_IN_FLIGHT];
-    int done[FEED_MAX_IN_FLIGHT];   // k + 1 once the k-th task is complete
+    alignas(128) int task[FEED_MAX_IN_FLIGHT];
+    alignas(128) int done[FEED_MAX_IN_FLIGHT];   // k + 1 once the k-th task is complete
 };
 
 // Stage 5: like the pool, but the tasks arrive while the kernel runs, so a
@@ -296,7 +298,9 @@ __global__ void host_fed(feed_ring *ring, int in_flight, const unsigned *in, uns
     // leave when ring->stop is raised), read its task number from slot
     // k % in_flight, do it, and then set the slot's done entry to k + 1.
     // Choose each access's memory order: the host writes a slot before
-    // moving head, and refills it once it sees done.
+    // moving head, and refills it once it sees done. Only one thread per
+    // block should poll, and blocks whose claim is far from head should
+    // poll less often (__nanosleep): every poll is a read across the bus.
 }
 
 int coresident_blocks(int part, int block_size)

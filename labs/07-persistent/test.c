@@ -111,6 +111,14 @@ static task_set make_tasks(int tasks, int task_size, const char *stream)
     return s;
 }
 
+static void free_tasks(task_set *s)
+{
+    CUDA_CHECK(cudaFree(s->in));
+    CUDA_CHECK(cudaFree(s->out));
+    CUDA_CHECK(cudaFree(s->visits));
+    free(s->host_in);
+}
+
 /* Every element right, every task visited exactly once; frees the set. */
 static void check_tasks(task_set *s, const char *what)
 {
@@ -134,10 +142,7 @@ static void check_tasks(task_set *s, const char *what)
     free(expected);
     free(visits);
     free(once);
-    CUDA_CHECK(cudaFree(s->in));
-    CUDA_CHECK(cudaFree(s->out));
-    CUDA_CHECK(cudaFree(s->visits));
-    free(s->host_in);
+    free_tasks(s);
 }
 
 typedef struct {
@@ -178,10 +183,7 @@ Test(persistent, stage4_refuses_too_many_blocks,
     task_set s = make_tasks(10, 256, "refused pool");
     cr_assert(tasks_worker_pool(s.in, s.out, s.visits, 10, 256, most + 1, 256) == -1,
               "tasks_worker_pool with %d blocks (1 more than fit) was not refused", most + 1);
-    CUDA_CHECK(cudaFree(s.in));
-    CUDA_CHECK(cudaFree(s.out));
-    CUDA_CHECK(cudaFree(s.visits));
-    free(s.host_in);
+    free_tasks(&s);
 }
 
 ParameterizedTestParameters(persistent, stage5_host_fed)
@@ -225,10 +227,7 @@ Test(persistent, stage5_refuses_bad_launches,
               "tasks_host_fed with %d blocks (1 more than fit) was not refused", most + 1);
     cr_assert(tasks_host_fed(s.in, s.out, s.visits, 10, 256, 1, 256, 0, NULL) == -1,
               "tasks_host_fed with in_flight = 0 was not refused");
-    CUDA_CHECK(cudaFree(s.in));
-    CUDA_CHECK(cudaFree(s.out));
-    CUDA_CHECK(cudaFree(s.visits));
-    free(s.host_in);
+    free_tasks(&s);
 }
 
 /* ------------------------------------------------------------- timing */

@@ -194,11 +194,15 @@ __global__ void gpu_turns_persistent(handoff *shared, int *log, bool print)
         for (int polls = 1; (number = counter.load(cuda::memory_order_acquire)) % 2 != 0; polls++)
             if (polls % 32 == 0 && stop.load(cuda::memory_order_relaxed))
                 return;   // now and then only: every load is a trip over the bus
+        // Release: what this thread wrote before the answer reaches the CPU
+        // no later than the answer.
+        counter.store(number + 1, cuda::memory_order_release);
+        // The CPU reads the log only after the kernel has exited, so the
+        // entry need not travel with the answer: written after it, it stays
+        // off the round trip (a release waits for earlier writes to land).
         log[number + 1] = PRODUCER_GPU;
         if (print)
             printf("\t%d\n", number + 1);
-        // Release: the log entry is visible to the CPU before the answer is.
-        counter.store(number + 1, cuda::memory_order_release);
     }
 }
 
@@ -300,12 +304,14 @@ __global__ void worker_pool(const unsigned *in, unsigned *out, int *visits, int 
 }
 
 // Stage 5's ring, in mapped pinned memory. The k-th task enqueued goes into
-// slot k % in_flight; the host writes task[] and head, the GPU done[].
+// slot k % in_flight; the host writes task[] and head, the GPU done[]. Each
+// part has cache lines of its own, so that polling one does not slow the
+// writes to another.
 struct feed_ring {
     int head;   // tasks enqueued so far
     int stop;   // raised by the host once every task is complete
-    int task[FEED_MAX_IN_FLIGHT];
-    int done[FEED_MAX_IN_FLIGHT];   // k + 1 once the k-th task is complete
+    alignas(128) int task[FEED_MAX_IN_FLIGHT];
+    alignas(128) int done[FEED_MAX_IN_FLIGHT];   // k + 1 once the k-th task is complete
 };
 
 // Stage 5: like the pool, but the tasks arrive while the kernel runs, so a
@@ -322,12 +328,16 @@ __global__ void host_fed(feed_ring *ring, int in_flight, const unsigned *in, uns
             task = -1;
             for (;;) {
                 // Acquire: the task the host wrote before moving head is visible.
-                if (head.load(cuda::memory_order_acquire) > claimed) {
+                int enqueued = head.load(cuda::memory_order_acquire);
+                if (enqueued > claimed) {
                     task = ring->task[claimed % in_flight];
                     break;
                 }
                 if (stop.load(cuda::memory_order_relaxed))
                     break;
+                // Every poll is a read across the bus, and a thousand blocks
+                // polling flood it: the further down the queue, the slower.
+                __nanosleep(128 * min(claimed - enqueued, 1024));
             }
         }
         __syncthreads();
