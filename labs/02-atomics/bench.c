@@ -144,8 +144,9 @@ static bool stage2(int n, double copy, double target)
     char title[200];
     snprintf(title, sizeof title, "stage 2: sum and max of %d ints (%.0f MB); copy bandwidth "
              "%.0f GB/s", n, 4.0 * n / 1e6, copy);
-    wb_table *t = wb_table_new("atomics-stage2", title,
-                               "op|version|slots|time (ms)|M elements/s|GB/s read|% of copy|speedup");
+    wb_table *t = wb_table_new(
+        "atomics-stage2", title,
+        "op|version|slots|time (ms)|M elements/s|GB/s read|% of copy|speedup");
     double block_sum_gbps = 0;
     for (int op = REDUCE_SUM; op <= REDUCE_MAX; op++)
         for (int c = 0; c < 2; c++) {

@@ -250,12 +250,11 @@ void locked_tally(const int *values, int n, tally *tallies, int *locks, int slot
     if (n == 0)
         return;
     int blocks = blocks_for(n, block_size);
-    switch (kind) {
-    case LOCK_NONE: tally_kernel<NoLock><<<blocks, block_size>>>(values, n, tallies, locks, slots); break;
-    case LOCK_TEST_THEN_SET: tally_kernel<TestThenSet><<<blocks, block_size>>>(values, n, tallies, locks, slots); break;
-    case LOCK_CAS_ONCE: tally_kernel<CasOnce><<<blocks, block_size>>>(values, n, tallies, locks, slots); break;
-    default: tally_kernel<SpinLock><<<blocks, block_size>>>(values, n, tallies, locks, slots); break;
-    }
+    // In the order of lock_kind.
+    static void (*const kernels[LOCK_KINDS])(const int *, int, tally *, int *, int) = {
+        tally_kernel<NoLock>, tally_kernel<TestThenSet>, tally_kernel<CasOnce>,
+        tally_kernel<SpinLock>};
+    kernels[kind]<<<blocks, block_size>>>(values, n, tallies, locks, slots);
     CUDA_CHECK_LAUNCH();
 }
 

@@ -123,7 +123,8 @@ static void expected_reduce(const int *in, int n, int slots, int block_size, red
 static void check_reduce(const reduce_case *c, int n, int slots, int block_size, int lo, int hi)
 {
     char what[160];
-    snprintf(what, sizeof what, "reduce_atomic(%s, %s, n = %d, slots = %d, block %d, values %d..%d)",
+    snprintf(what, sizeof what,
+             "reduce_atomic(%s, %s, n = %d, slots = %d, block %d, values %d..%d)",
              c->op == REDUCE_SUM ? "sum" : "max", reduce_version_names[c->version], n, slots,
              block_size, lo, hi);
     int *in = host_ints(n), *expected = host_ints(slots);
@@ -148,7 +149,8 @@ static reduce_case reduce_cases[] = {
 
 ParameterizedTestParameters(atomics, stage2_reduce)
 {
-    return cr_make_param_array(reduce_case, reduce_cases, sizeof reduce_cases / sizeof reduce_cases[0]);
+    return cr_make_param_array(reduce_case, reduce_cases,
+                               sizeof reduce_cases / sizeof reduce_cases[0]);
 }
 
 ParameterizedTest(reduce_case *c, atomics, stage2_reduce,
@@ -257,7 +259,8 @@ Test(atomics, stage3_no_lock_loses_updates, .description = "the same update with
 
 /* -------------------------------------------------------------- stage 4 */
 
-Test(atomics, stage4_single_per_grid, .description = "one thread of the whole grid runs the section")
+Test(atomics, stage4_single_per_grid,
+     .description = "one thread of the whole grid runs the section")
 {
     static const int grids[][2] = {{1, 32}, {1, 1000}, {5000, 256}};
     int *flag = device_ints(1), *hits = device_ints(1), *who = device_ints(1);
@@ -326,7 +329,8 @@ static void check_worklist(push_version version, int threads, int lists, int blo
     for (int l = 0; l < lists; l++)
         capacity = expected_size[l] + 64 > capacity ? expected_size[l] + 64 : capacity;
     size_t total = (size_t)lists * capacity;
-    int *d_counts = upload(counts, threads), *items = device_ints(total), *sizes = device_ints(lists);
+    int *d_counts = upload(counts, threads), *items = device_ints(total);
+    int *sizes = device_ints(lists);
     worklist_push(d_counts, threads, items, sizes, lists, capacity, version, block_size);
     int *got = download(items, total), *got_size = download(sizes, lists);
     wb_assert_ints_equal(got_size, expected_size, lists, what);
@@ -362,7 +366,8 @@ static void check_worklist(push_version version, int threads, int lists, int blo
 
 ParameterizedTestParameters(atomics, stage5_worklist)
 {
-    static push_version versions[] = {PUSH_PER_ITEM, PUSH_PER_THREAD, PUSH_PER_WARP, PUSH_PREFIX_SUM};
+    static push_version versions[] = {PUSH_PER_ITEM, PUSH_PER_THREAD, PUSH_PER_WARP,
+                                      PUSH_PREFIX_SUM};
     return cr_make_param_array(push_version, versions, sizeof versions / sizeof versions[0]);
 }
 
@@ -451,7 +456,8 @@ Test(atomics, timing_worklist, .timeout = 60,
     j.counts = upload(counts, j.threads);
     j.items = device_ints((size_t)j.capacity);
     j.sizes = device_ints(1);
-    wb_table *table = wb_table_new("atomics", "worklist push, one list, 2^20 threads (median of 10)",
+    wb_table *table = wb_table_new("atomics",
+                                   "worklist push, one list, 2^20 threads (median of 10)",
                                    "version|time (ms)|M items/s|speedup");
     double base = 0;
     for (int v = 0; v < PUSH_VERSIONS; v++) {
