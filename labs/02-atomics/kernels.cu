@@ -205,10 +205,10 @@ struct CasOnce {
 struct SpinLock {
     // TODO 5: return only once this thread owns the lock: *word goes from 0
     // (free) to 1 (taken), and only one thread can be the one that did it.
-    __device__ static void lock(int *) {}
+    __device__ static void lock(int *word) {}
     // TODO 6: give the lock back, so that the next owner sees every write
     // this thread made inside the critical section.
-    __device__ static void unlock(int *) {}
+    __device__ static void unlock(int *word) {}
 };
 
 // Given: the critical section, a read-modify-write of three fields. The
@@ -323,19 +323,19 @@ __device__ void write_items(const push_args &a, int list, int t, int first, int 
 // push_count(a, t) items into list blockIdx.x % a.lists, whose length is
 // a.sizes[list]; the list's items start at a.items + list * a.capacity.
 
-__global__ void push_per_item(push_args)
+__global__ void push_per_item(push_args a)
 {
     // TODO 9: one atomic per item: each item takes the next free position
     // of the list and is written there (item k is worklist_item(t, k)).
 }
 
-__global__ void push_per_thread(push_args)
+__global__ void push_per_thread(push_args a)
 {
     // TODO 10: one atomic per thread reserves a range of positions for all
     // of the thread's items at once; then write_items fills it.
 }
 
-__global__ void push_per_warp(push_args)
+__global__ void push_per_warp(push_args a)
 {
     // TODO 11: one atomic per warp. The warp adds up its counts with
     // shuffles, one lane reserves the warp's whole range, and every lane
@@ -346,7 +346,7 @@ __global__ void push_per_warp(push_args)
     // take part.
 }
 
-__global__ void push_prefix_sum(push_args)
+__global__ void push_prefix_sum(push_args a)
 {
     // TODO 12: positions within the block from a prefix sum of the block's
     // counts in shared memory (the launch gives blockDim.x + 1 ints of
