@@ -24,6 +24,8 @@
 
 // An int shared with the CPU: atomic accesses that order across the bus.
 using system_int = cuda::atomic_ref<int, cuda::thread_scope_system>;
+// An int shared among the GPU's blocks only: ordering stops at the GPU.
+using device_int = cuda::atomic_ref<int, cuda::thread_scope_device>;
 
 static double now_us(void)
 {
@@ -180,8 +182,10 @@ __global__ void gpu_turns_persistent(handoff *shared, int *log, bool print)
     // TODO 5: loop: wait until the counter holds a CPU number (even), then
     // produce the next number as in TODO 1. Leave the kernel when the stop
     // flag is raised while waiting. Access both through system_int, with
-    // the memory order that makes the log entry reach the CPU before the
-    // answer does (and the CPU's writes reach you before you act on them).
+    // the weakest memory order that is correct here: what must arrive
+    // together with the number? (The CPU reads the log only after the
+    // kernel has exited.) Every load is a trip over the bus: keep the stop
+    // flag's off the fast path.
 }
 
 void pingpong_persistent(int n, int *producer, double *round_trip_us, bool print)
@@ -265,6 +269,7 @@ void tasks_one_launch(const unsigned *in, unsigned *out, int *visits, int tasks,
 
 __device__ int next_task;    // stage 4's queue: the first task nobody has claimed
 __device__ int next_claim;   // stage 5's: the first enqueued task nobody has claimed
+__device__ int seen_head;    // stage 5: the host's head as the GPU last read it; -1: stop
 
 // Stage 4: each block claims a task, does it, and claims the next until none
 // are left, so a block's launch cost is paid once for many tasks.
@@ -290,17 +295,21 @@ struct feed_ring {
 
 // Stage 5: like the pool, but the tasks arrive while the kernel runs, so a
 // block waits for its claim to be enqueued, and leaves only when asked.
+// Blocks that poll the same host memory all at once queue up on the bus
+// (each waits for everyone's reads), so one block reads the host's head, the
+// one whose claim is next, and passes what it saw on through seen_head in
+// device memory, where everyone else waits.
 __global__ void host_fed(feed_ring *ring, int in_flight, const unsigned *in, unsigned *out,
                          int *visits, int task_size)
 {
     // TODO 9: as in TODO 7, claim the k-th enqueued task from next_claim,
-    // but it may not be enqueued yet: wait until ring->head says it is (or
-    // leave when ring->stop is raised), read its task number from slot
-    // k % in_flight, do it, and then set the slot's done entry to k + 1.
-    // Choose each access's memory order: the host writes a slot before
-    // moving head, and refills it once it sees done. Only one thread per
-    // block should poll, and blocks whose claim is far from head should
-    // poll less often (__nanosleep): every poll is a read across the bus.
+    // but it may not be enqueued yet: wait until seen_head is above k, read
+    // the task number from slot k % in_flight, do it, and then set the
+    // slot's done entry to k + 1. Leave when seen_head is -1. The block
+    // whose claim equals seen_head is the one that reads ring->head (and
+    // ring->stop) and updates seen_head. Choose each access's memory order:
+    // the host writes a slot before moving head, and refills it once it
+    // sees done.
 }
 
 int coresident_blocks(int part, int block_size)
@@ -359,9 +368,11 @@ int tasks_host_fed(const unsigned *in, unsigned *out, int *visits, int tasks, in
     feed_ring *ring_device, *ring = alloc_mapped<feed_ring>(1, &ring_device);
     memset(ring, 0, sizeof *ring);
     cudaStream_t stream = persistent_stream();
-    int *claims;
+    int *claims, *seen;
     CUDA_CHECK(cudaGetSymbolAddress((void **)&claims, next_claim));
+    CUDA_CHECK(cudaGetSymbolAddress((void **)&seen, seen_head));
     CUDA_CHECK(cudaMemsetAsync(claims, 0, sizeof(int), stream));
+    CUDA_CHECK(cudaMemsetAsync(seen, 0, sizeof(int), stream));
     host_fed<<<blocks, block_size, 0, stream>>>(ring_device, in_flight, in, out, visits, task_size);
     CUDA_CHECK_LAUNCH();
 

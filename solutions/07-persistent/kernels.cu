@@ -26,6 +26,8 @@
 
 // An int shared with the CPU: atomic accesses that order across the bus.
 using system_int = cuda::atomic_ref<int, cuda::thread_scope_system>;
+// An int shared among the GPU's blocks only: ordering stops at the GPU.
+using device_int = cuda::atomic_ref<int, cuda::thread_scope_device>;
 
 static double now_us(void)
 {
@@ -184,22 +186,23 @@ struct handoff {
 
 // Stage 3: every GPU turn in one kernel. It waits for an even counter (the
 // CPU's number), produces the next one, and exits when asked to stop.
+//
+// The number is the whole message: nothing else has to arrive with it (the
+// log is read after the kernel has exited, and a kernel's end orders
+// everything). So relaxed atomics suffice. They still matter: a plain load
+// could be hoisted out of the loop, and system scope makes every load and
+// store go over the bus instead of stopping in a cache. A release store
+// would wait for this thread's earlier writes to reach the CPU, a fence
+// that costs a good part of the round trip.
 __global__ void gpu_turns_persistent(handoff *shared, int *log, bool print)
 {
     system_int counter(shared->counter), stop(shared->stop);
     for (;;) {
         int number;
-        // Acquire: what the CPU wrote before its release store is visible
-        // once this load sees the store.
-        for (int polls = 1; (number = counter.load(cuda::memory_order_acquire)) % 2 != 0; polls++)
+        for (int polls = 1; (number = counter.load(cuda::memory_order_relaxed)) % 2 != 0; polls++)
             if (polls % 32 == 0 && stop.load(cuda::memory_order_relaxed))
                 return;   // now and then only: every load is a trip over the bus
-        // Release: what this thread wrote before the answer reaches the CPU
-        // no later than the answer.
-        counter.store(number + 1, cuda::memory_order_release);
-        // The CPU reads the log only after the kernel has exited, so the
-        // entry need not travel with the answer: written after it, it stays
-        // off the round trip (a release waits for earlier writes to land).
+        counter.store(number + 1, cuda::memory_order_relaxed);
         log[number + 1] = PRODUCER_GPU;
         if (print)
             printf("\t%d\n", number + 1);
@@ -217,9 +220,9 @@ void pingpong_persistent(int n, int *producer, double *round_trip_us, bool print
     CUDA_CHECK_LAUNCH();
     system_int counter(shared->counter);
     cpu_side(n, log, round_trip_us, print, [&](int number) {
-        counter.store(number, cuda::memory_order_release);
+        counter.store(number, cuda::memory_order_relaxed);
         int answer = number;
-        if (!spin_until([&] { return (answer = counter.load(cuda::memory_order_acquire)) != number; })) {
+        if (!spin_until([&] { return (answer = counter.load(cuda::memory_order_relaxed)) != number; })) {
             char failure[160];
             snprintf(failure, sizeof failure,
                      "ping-pong: the persistent kernel did not answer %d within %.0f s", number,
@@ -285,6 +288,7 @@ void tasks_one_launch(const unsigned *in, unsigned *out, int *visits, int tasks,
 
 __device__ int next_task;    // stage 4's queue: the first task nobody has claimed
 __device__ int next_claim;   // stage 5's: the first enqueued task nobody has claimed
+__device__ int seen_head;    // stage 5: the host's head as the GPU last read it; -1: stop
 
 // Stage 4: each block claims a task, does it, and claims the next until none
 // are left, so a block's launch cost is paid once for many tasks.
@@ -316,6 +320,10 @@ struct feed_ring {
 
 // Stage 5: like the pool, but the tasks arrive while the kernel runs, so a
 // block waits for its claim to be enqueued, and leaves only when asked.
+// Blocks that poll the same host memory all at once queue up on the bus
+// (each waits for everyone's reads), so one block reads the host's head, the
+// one whose claim is next, and passes what it saw on through seen_head in
+// device memory, where everyone else waits.
 __global__ void host_fed(feed_ring *ring, int in_flight, const unsigned *in, unsigned *out,
                          int *visits, int task_size)
 {
@@ -324,20 +332,27 @@ __global__ void host_fed(feed_ring *ring, int in_flight, const unsigned *in, uns
     for (;;) {
         if (threadIdx.x == 0) {
             system_int head(ring->head), stop(ring->stop);
+            device_int seen(seen_head);
             claimed = atomicAdd(&next_claim, 1);
             task = -1;
             for (;;) {
-                // Acquire: the task the host wrote before moving head is visible.
-                int enqueued = head.load(cuda::memory_order_acquire);
-                if (enqueued > claimed) {
+                // Acquire, here and below: the task the host wrote before
+                // moving head is visible to whoever sees the new head,
+                // directly or passed on by the block that read it.
+                int known = seen.load(cuda::memory_order_acquire);
+                if (known < 0)
+                    break;
+                if (known > claimed) {
                     task = ring->task[claimed % in_flight];
                     break;
                 }
-                if (stop.load(cuda::memory_order_relaxed))
-                    break;
-                // Every poll is a read across the bus, and a thousand blocks
-                // polling flood it: the further down the queue, the slower.
-                __nanosleep(128 * min(claimed - enqueued, 1024));
+                if (known < claimed) {
+                    __nanosleep(100);   // not next: leave the memory system alone
+                } else if (int enqueued = head.load(cuda::memory_order_acquire); enqueued > known) {
+                    seen.store(enqueued, cuda::memory_order_release);
+                } else if (stop.load(cuda::memory_order_relaxed)) {
+                    seen.store(-1, cuda::memory_order_relaxed);
+                }
             }
         }
         __syncthreads();
@@ -409,9 +424,11 @@ int tasks_host_fed(const unsigned *in, unsigned *out, int *visits, int tasks, in
     feed_ring *ring_device, *ring = alloc_mapped<feed_ring>(1, &ring_device);
     memset(ring, 0, sizeof *ring);
     cudaStream_t stream = persistent_stream();
-    int *claims;
+    int *claims, *seen;
     CUDA_CHECK(cudaGetSymbolAddress((void **)&claims, next_claim));
+    CUDA_CHECK(cudaGetSymbolAddress((void **)&seen, seen_head));
     CUDA_CHECK(cudaMemsetAsync(claims, 0, sizeof(int), stream));
+    CUDA_CHECK(cudaMemsetAsync(seen, 0, sizeof(int), stream));
     host_fed<<<blocks, block_size, 0, stream>>>(ring_device, in_flight, in, out, visits, task_size);
     CUDA_CHECK_LAUNCH();
 
