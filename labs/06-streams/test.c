@@ -84,6 +84,51 @@ static void run_version(int version, const saxpy_config *cfg, saxpy_device *dev,
     }
 }
 
+/* The host output is poisoned with all-ones bytes; a NaN the kernel computed
+ * from poisoned device memory has another bit pattern. Telling them apart
+ * names the step that went wrong, with the segment of the first bad element. */
+static bool host_poison(float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits == 0xFFFFFFFFu;
+}
+
+static int segment_holding(int n, int segments, int i)
+{
+    int k = 0;
+    while (k + 1 < segments && saxpy_segment_of(n, segments, k + 1).begin <= i)
+        k++;
+    return k;
+}
+
+static void assert_no_nan(const float *z, int n, int segments, const char *what)
+{
+    int unwritten = 0, first = -1, computed = -1;
+    for (int i = 0; i < n; i++) {
+        if (host_poison(z[i])) {
+            first = first < 0 ? i : first;
+            unwritten++;
+        } else if (isnan(z[i]) && computed < 0) {
+            computed = i;
+        }
+    }
+    if (unwritten == n)
+        cr_assert_fail("%s: no element of host->z was written: does the version copy dev->y "
+                       "back into host->z, and wait for the copy before it returns? "
+                       WB_SEED_HINT, what, wb_seed());
+    cr_assert(unwritten == 0,
+              "%s: %d of %d elements of host->z were never written, the first at index %d "
+              "in segment %d: is every segment (the last, shorter group too) copied back? "
+              WB_SEED_HINT, what, unwritten, n, first, segment_holding(n, segments, first),
+              wb_seed());
+    cr_assert(computed < 0,
+              "%s: element %d (segment %d) came back NaN from the device, computed from "
+              "device memory that was still poisoned: did its kernel run before its copy in "
+              "had finished (another stream?) " WB_SEED_HINT, what, computed,
+              segment_holding(n, segments, computed), wb_seed());
+}
+
 /* Runs one version twice on p (the second time with new inputs and without
  * clearing the device) and checks both results. */
 static void check_twice(int version, problem *p, saxpy_device *dev, int streams, int segments)
@@ -107,6 +152,7 @@ static void check_twice(int version, problem *p, saxpy_device *dev, int streams,
                  version, p->n, p->pinned ? "pinned" : "pageable", streams, segments,
                  p->repeat, run ? "second run, new inputs (old ones still on the device)"
                                 : "first run");
+        assert_no_nan(p->z, p->n, segments, what);
         wb_assert_rel_error_below(p->z, p->expected[run], (size_t)p->n, tolerance(p->repeat),
                                   what);
     }
