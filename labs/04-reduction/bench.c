@@ -1,0 +1,267 @@
+/*
+ * Lab 04 benchmark: the lecture's table (stage, time at 2^22, bandwidth, step
+ * and cumulative speedup) with CUB's DeviceReduce::Sum and the copy bandwidth
+ * measured in the same run; optionally the stage x threads-per-block sweep;
+ * then the target: at 2^28 ints the best stage reaches --target of CUB.
+ * `reduction-bench-reference --help` for the options.
+ *
+ * 2^22 ints are 16 MB and fit in the H100's 50 MB L2: re-reading one buffer
+ * would time the cache. Every timed run therefore reads the next of several
+ * copies of the input (ROTATE x 16 MB, far more than L2), so the table shows
+ * DRAM bandwidth; the "one buffer" column shows the cached figure beside it.
+ * Bandwidth counts the bytes read, 4 n (the partial sums are negligible).
+ */
+#include <getopt.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cub_sum.h"
+#include "lab.h"
+#include "workbook.h"
+
+#define ROTATE 16
+#define CUB_ROW (-1)   /* "stage" of the CUB yardstick */
+
+typedef struct {
+    int stage, n, block_size, buffers, next;
+    int *in[ROTATE];
+    int *scratch, *out;
+    void *cub_temp;
+    size_t cub_temp_bytes;
+} job;
+
+static void run(void *context)
+{
+    job *j = context;
+    const int *in = j->in[j->next];
+    j->next = (j->next + 1) % j->buffers;
+    if (j->stage == CUB_ROW)
+        cub_sum(in, j->n, j->out, j->cub_temp, j->cub_temp_bytes);
+    else
+        reduce_sum(j->stage, in, j->n, j->block_size, j->scratch, j->out);
+}
+
+/* Allocates `buffers` device copies of n random ints; returns their sum. */
+static int setup(job *j, int n, int buffers)
+{
+    j->n = n;
+    j->buffers = buffers;
+    j->next = 0;
+    int *host = malloc(sizeof(int) * (size_t)n);
+    if (!host)
+        wb_fail("out of host memory for n = %d", n);
+    wb_rng rng = wb_rng_for("reduction bench");
+    wb_fill_ints(host, (size_t)n, -1000, 1000, &rng);
+    uint32_t sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += (uint32_t)host[i];
+    for (int b = 0; b < buffers; b++) {
+        CUDA_CHECK(cudaMalloc((void **)&j->in[b], sizeof(int) * (size_t)n));
+        CUDA_CHECK(cudaMemcpy(j->in[b], host, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice));
+    }
+    free(host);
+    CUDA_CHECK(cudaMalloc((void **)&j->scratch, sizeof(int) * reduce_scratch_ints(n)));
+    CUDA_CHECK(cudaMalloc((void **)&j->out, sizeof(int)));
+    j->cub_temp_bytes = cub_sum_temp_bytes(n);
+    CUDA_CHECK(cudaMalloc(&j->cub_temp, j->cub_temp_bytes));
+    return (int)sum;
+}
+
+static void teardown(job *j)
+{
+    for (int b = 0; b < j->buffers; b++)
+        CUDA_CHECK(cudaFree(j->in[b]));
+    CUDA_CHECK(cudaFree(j->scratch));
+    CUDA_CHECK(cudaFree(j->out));
+    CUDA_CHECK(cudaFree(j->cub_temp));
+}
+
+/* Validate before timing: a fast wrong kernel is not a result. */
+static void validate(job *j, int expected)
+{
+    int got;
+    wb_poison_ints(j->out, 1);
+    run(j);
+    CUDA_CHECK(cudaMemcpy(&got, j->out, sizeof got, cudaMemcpyDeviceToHost));
+    if (got != expected)
+        wb_fail("%s, n = %d, block %d: sum %d, expected %d; run the tests first",
+                j->stage == CUB_ROW ? "CUB" : reduce_stage_name(j->stage), j->n, j->block_size,
+                got, expected);
+}
+
+/* Median milliseconds of one reduction of j's current stage and block. */
+static double time_ms(job *j, int expected, int reps)
+{
+    validate(j, expected);
+    return wb_time_gpu(run, j, 3, reps).median_ms;
+}
+
+static double gbps(const job *j, double ms) { return wb_gbps(sizeof(int) * (double)j->n, ms); }
+
+static const char *row_name(int stage)
+{
+    return stage == CUB_ROW ? "CUB DeviceReduce::Sum" : reduce_stage_name(stage);
+}
+
+/* The lecture's table at n, rotating buffers; stages first..last. */
+static void lecture_table(job *j, int expected, int first, int last, int reps, double copy,
+                          const char *gpu)
+{
+    char title[512];
+    snprintf(title, sizeof title,
+             "reduction, n = %d ints, blocks of %d, %s, median of %d runs over %d rotating "
+             "buffers (DRAM); one buffer = the same input every run (L2)\n"
+             "copy bandwidth %.0f GB/s (read + write)",
+             j->n, j->block_size, gpu, reps, j->buffers, copy);
+    wb_table *table = wb_table_new("reduction-bench", title,
+                                   "stage|kernel|time (ms)|GB/s|step speedup|cumulative "
+                                   "speedup|% of copy|one buffer GB/s");
+    double first_ms = 0.0, previous_ms = 0.0;
+    int buffers = j->buffers;
+    for (int stage = first; stage <= last + 1; stage++) {
+        j->stage = stage <= last ? stage : CUB_ROW;
+        double ms = time_ms(j, expected, reps);
+        j->buffers = 1;
+        double cached_ms = time_ms(j, expected, reps);
+        j->buffers = buffers;
+        if (stage == first)
+            first_ms = previous_ms = ms;
+        char label[8] = "cub", step[16] = "-", cumulative[16] = "-";
+        if (j->stage != CUB_ROW)
+            snprintf(label, sizeof label, "%d", stage);
+        if (j->stage != CUB_ROW && stage > first) {
+            snprintf(step, sizeof step, "%.2f", previous_ms / ms);
+            snprintf(cumulative, sizeof cumulative, "%.2f", first_ms / ms);
+        }
+        wb_table_row(table, "%s|%s|%.4f|%.0f|%s|%s|%.1f|%.0f",
+                     label, row_name(j->stage), ms, gbps(j, ms), step, cumulative,
+                     100.0 * gbps(j, ms) / copy,
+                     gbps(j, cached_ms));
+        previous_ms = ms;
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+}
+
+/* GB/s of every stage at every block size, as in the lecture notes. */
+static void sweep_table(job *j, int expected, int first, int last, int reps)
+{
+    char title[256];
+    snprintf(title, sizeof title,
+             "reduction sweep, n = %d ints, GB/s by threads per block (median of %d, "
+             "rotating buffers)", j->n, reps);
+    wb_table *table = wb_table_new("reduction-sweep", title,
+                                   "stage|kernel|32|64|128|256|512|1024");
+    for (int stage = first; stage <= last; stage++) {
+        double bw[6];
+        j->stage = stage;
+        for (int k = 0; k < 6; k++) {
+            j->block_size = REDUCE_MIN_BLOCK << k;
+            bw[k] = gbps(j, time_ms(j, expected, reps));
+        }
+        wb_table_row(table, "%d|%s|%.0f|%.0f|%.0f|%.0f|%.0f|%.0f", stage,
+                     reduce_stage_name(stage), bw[0], bw[1], bw[2], bw[3], bw[4], bw[5]);
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+}
+
+/* Every stage at the big size against CUB; returns best stage / CUB. */
+static double target_table(job *j, int expected, int first, int last, int reps)
+{
+    char title[256];
+    snprintf(title, sizeof title,
+             "reduction target, n = %d ints (%.0f MB, one buffer, far beyond L2), blocks of "
+             "%d, median of %d", j->n, 4e-6 * j->n, j->block_size, reps);
+    wb_table *table = wb_table_new("reduction-target", title,
+                                   "stage|kernel|time (ms)|GB/s|% of CUB");
+    j->stage = CUB_ROW;
+    double cub_ms = time_ms(j, expected, reps), cub = gbps(j, cub_ms), best = 0.0;
+    for (int stage = first; stage <= last; stage++) {
+        j->stage = stage;
+        double ms = time_ms(j, expected, reps);
+        best = gbps(j, ms) > best ? gbps(j, ms) : best;
+        wb_table_row(table, "%d|%s|%.3f|%.0f|%.1f", stage, reduce_stage_name(stage), ms,
+                     gbps(j, ms), 100.0 * gbps(j, ms) / cub);
+    }
+    wb_table_row(table, "cub|%s|%.3f|%.0f|100.0", row_name(CUB_ROW), cub_ms, cub);
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    return best / cub;
+}
+
+static void usage(FILE *out, const char *program)
+{
+    fprintf(out,
+            "usage: %s [--stage S] [--block B] [--n N] [--big N] [--reps R] [--sweep]\n"
+            "          [--target F]\n"
+            "Times the reduction stages (all, or only S) with blocks of B threads (default\n"
+            "256) at N ints (default 2^22, the lecture's size) over %d rotating copies of\n"
+            "the input, next to CUB and the copy bandwidth. --sweep adds the stage x\n"
+            "threads-per-block table (32 ... 1024). Then times the stages at --big ints\n"
+            "(default 2^28; 0 skips it) and fails (exit 1) unless the best stage reaches\n"
+            "F (default 0.95) of CUB's bandwidth there. R timed runs (default 20).\n",
+            program, ROTATE);
+}
+
+int main(int argc, char **argv)
+{
+    int n = 1 << 22, big = 1 << 28, only_stage = -1, block = 256, reps = 20, sweep = 0;
+    double target = 0.95;
+    static const struct option options[] = {{"stage", required_argument, 0, 's'},
+                                            {"block", required_argument, 0, 'b'},
+                                            {"n", required_argument, 0, 'n'},
+                                            {"big", required_argument, 0, 'g'},
+                                            {"reps", required_argument, 0, 'r'},
+                                            {"sweep", no_argument, 0, 'w'},
+                                            {"target", required_argument, 0, 't'},
+                                            {"help", no_argument, 0, 'h'},
+                                            {0, 0, 0, 0}};
+    for (int opt; (opt = getopt_long(argc, argv, "s:b:n:g:r:wt:h", options, NULL)) != -1;) {
+        switch (opt) {
+        case 's': only_stage = atoi(optarg); break;
+        case 'b': block = atoi(optarg); break;
+        case 'n': n = atoi(optarg); break;
+        case 'g': big = atoi(optarg); break;
+        case 'r': reps = atoi(optarg); break;
+        case 'w': sweep = 1; break;
+        case 't': target = atof(optarg); break;
+        case 'h': usage(stdout, argv[0]); return 0;
+        default: usage(stderr, argv[0]); return 2;
+        }
+    }
+    if (optind < argc || n < 1 || big < 0 || reps < 1 || only_stage < -1 ||
+        only_stage >= REDUCE_STAGES || block < REDUCE_MIN_BLOCK || block > REDUCE_MAX_BLOCK ||
+        (block & (block - 1)) != 0) {
+        fprintf(stderr, "error: need 0 <= stage < %d, block a power of two from %d to %d, "
+                        "n >= 1, big >= 0, reps >= 1 (see --help)\n",
+                REDUCE_STAGES, REDUCE_MIN_BLOCK, REDUCE_MAX_BLOCK);
+        return 2;
+    }
+    char reason[256];
+    if (!wb_gpu_usable(reason, sizeof reason)) {
+        fprintf(stderr, "skipped: %s\n", reason);
+        return 77;   /* meson's "skipped" */
+    }
+    int first = only_stage < 0 ? 0 : only_stage, last = only_stage < 0 ? REDUCE_STAGES - 1 : only_stage;
+    wb_device dev = wb_device_info();
+    double copy = wb_copy_bandwidth_gbps();
+
+    job j = {.block_size = block};
+    int expected = setup(&j, n, ROTATE);
+    lecture_table(&j, expected, first, last, reps, copy, dev.name);
+    if (sweep)
+        sweep_table(&j, expected, first, last, reps);
+    teardown(&j);
+    if (big == 0)
+        return 0;
+
+    j.block_size = block;
+    expected = setup(&j, big, 1);
+    double ratio = target_table(&j, expected, first, last, reps);
+    teardown(&j);
+    bool met = ratio >= target;
+    printf("target: best stage >= %.0f%% of CUB's bandwidth at n = %d: %s (best %.1f%%)\n",
+           100.0 * target, big, met ? "met" : "NOT met", 100.0 * ratio);
+    return met ? 0 : 1;
+}

@@ -1,0 +1,145 @@
+/*
+ * Lab 04 tests: every stage sums random ints (negatives included) exactly,
+ * on awkward sizes and on every block size, without reading past n; then one
+ * short timing table. Each stage has its own tests, stageN_..., so that
+ * `workbook status` can tell which stages work.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "lab.h"
+#include "wb_test.h"
+
+TestSuite(reduction, .init = wb_test_require_gpu, .timeout = 120);
+
+/* Elements after the n to sum, filled with large values: a stage that reads
+ * past n adds them and gets a wrong sum. */
+#define CANARIES 4096
+#define CANARY_VALUE 1000003
+
+/* The CPU reference, with the GPU's int wrap-around (unsigned arithmetic
+ * wraps by definition, and + mod 2^32 is associative in any order). */
+static int cpu_sum(const int *values, int n)
+{
+    uint32_t sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += (uint32_t)values[i];
+    return (int)sum;
+}
+
+static void check_sum(int stage, int n, int block_size)
+{
+    char what[128];
+    snprintf(what, sizeof what, "stage %d (%s), n = %d, block size %d", stage,
+             reduce_stage_name(stage), n, block_size);
+    size_t total = (size_t)n + CANARIES;
+    int *host = malloc(sizeof(int) * total);
+    cr_assert(host, "out of host memory for n = %d", n);
+    wb_rng rng = wb_rng_for(what);
+    wb_fill_ints(host, (size_t)n, -1000, 1000, &rng);
+    for (size_t i = (size_t)n; i < total; i++)
+        host[i] = CANARY_VALUE;
+    int expected = cpu_sum(host, n);
+
+    int *d_in, *d_scratch, *d_out;
+    size_t scratch = reduce_scratch_ints(n);
+    CUDA_CHECK(cudaMalloc((void **)&d_in, sizeof(int) * total));
+    CUDA_CHECK(cudaMalloc((void **)&d_scratch, sizeof(int) * (scratch ? scratch : 1)));
+    CUDA_CHECK(cudaMalloc((void **)&d_out, sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(d_in, host, sizeof(int) * total, cudaMemcpyHostToDevice));
+    wb_poison_ints(d_scratch, scratch);
+    wb_poison_ints(d_out, 1);
+
+    reduce_sum(stage, d_in, n, block_size, d_scratch, d_out);
+    int got;
+    CUDA_CHECK(cudaMemcpy(&got, d_out, sizeof(int), cudaMemcpyDeviceToHost));
+    if (got != expected && got == cpu_sum(host, n + 1))
+        cr_assert_fail("%s: the sum includes the element after the last one: a thread "
+                       "reads past n " WB_SEED_HINT, what, wb_seed());
+    wb_assert_ints_equal(&got, &expected, 1, what);
+
+    CUDA_CHECK(cudaFree(d_in));
+    CUDA_CHECK(cudaFree(d_scratch));
+    CUDA_CHECK(cudaFree(d_out));
+    free(host);
+}
+
+/* Empty, tiny, around a warp, several passes, and large sizes whose last
+ * block is only partly used (2^22 + 13, 2^26 + 1). */
+static int sizes[] = {0, 1, 2, 31, 33, 1000, 1 << 22, (1 << 22) + 13, (1 << 26) + 1};
+/* Every supported block size, at a size that needs three to four passes
+ * with small blocks and is no multiple of any block. */
+static int block_sizes[] = {32, 64, 128, 256, 512, 1024};
+#define BLOCK_TEST_N ((1 << 20) + 7)
+
+/* The same two tests for every stage, named stageN_sizes and
+ * stageN_block_sizes. */
+#define STAGE_TESTS(S)                                                                   \
+    ParameterizedTestParameters(reduction, stage##S##_sizes)                             \
+    {                                                                                    \
+        return cr_make_param_array(int, sizes, sizeof sizes / sizeof sizes[0]);          \
+    }                                                                                    \
+    ParameterizedTest(int *n, reduction, stage##S##_sizes,                               \
+                      .description = "stage " #S ": exact sums of awkward sizes")        \
+    {                                                                                    \
+        check_sum(S, *n, 256);                                                           \
+    }                                                                                    \
+    ParameterizedTestParameters(reduction, stage##S##_block_sizes)                       \
+    {                                                                                    \
+        return cr_make_param_array(int, block_sizes,                                     \
+                                   sizeof block_sizes / sizeof block_sizes[0]);          \
+    }                                                                                    \
+    ParameterizedTest(int *block_size, reduction, stage##S##_block_sizes,                \
+                      .description = "stage " #S ": every block size from 32 to 1024")   \
+    {                                                                                    \
+        check_sum(S, BLOCK_TEST_N, *block_size);                                         \
+    }
+
+STAGE_TESTS(0)
+STAGE_TESTS(1)
+STAGE_TESTS(2)
+STAGE_TESTS(3)
+STAGE_TESTS(4)
+STAGE_TESTS(5)
+STAGE_TESTS(6)
+STAGE_TESTS(7)
+
+typedef struct {
+    int stage, n;
+    int *in, *scratch, *out;
+} timed_sum;
+
+static void run_timed(void *context)
+{
+    timed_sum *t = context;
+    reduce_sum(t->stage, t->in, t->n, 256, t->scratch, t->out);
+}
+
+Test(reduction, timing_2e24, .description = "every stage at 2^24 ints, blocks of 256")
+{
+    /* 64 MB: larger than the H100's 50 MB L2, so this mostly reads DRAM.
+     * bench.c has the full tables. */
+    const int n = 1 << 24;
+    int *host = malloc(sizeof(int) * (size_t)n);
+    cr_assert(host, "out of host memory");
+    wb_rng rng = wb_rng_for("reduction timing");
+    wb_fill_ints(host, (size_t)n, -1000, 1000, &rng);
+    timed_sum t = {0, n, NULL, NULL, NULL};
+    CUDA_CHECK(cudaMalloc((void **)&t.in, sizeof(int) * (size_t)n));
+    CUDA_CHECK(cudaMalloc((void **)&t.scratch, sizeof(int) * reduce_scratch_ints(n)));
+    CUDA_CHECK(cudaMalloc((void **)&t.out, sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(t.in, host, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice));
+    free(host);
+    wb_table *table = wb_table_new("reduction", "reduction, n = 2^24, blocks of 256 (median of 10)",
+                                   "stage|kernel|time (ms)|GB/s");
+    for (t.stage = 0; t.stage < REDUCE_STAGES; t.stage++) {
+        wb_timing timing = wb_time_gpu(run_timed, &t, 2, 10);
+        wb_table_row(table, "%d|%s|%.3f|%.0f", t.stage, reduce_stage_name(t.stage),
+                     timing.median_ms, wb_gbps(sizeof(int) * (double)n, timing.median_ms));
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    CUDA_CHECK(cudaFree(t.in));
+    CUDA_CHECK(cudaFree(t.scratch));
+    CUDA_CHECK(cudaFree(t.out));
+}

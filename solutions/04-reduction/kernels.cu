@@ -1,0 +1,339 @@
+/*
+ * Lab 04, reference: parallel reduction, Mark Harris's ladder plus a modern
+ * last step. Every stage is a small change from the one before:
+ *
+ *   0  interleaved addressing, divergent branch (tid % (2s) == 0)
+ *   1  interleaved addressing, strided index: no divergence, bank conflicts
+ *   2  sequential addressing: no conflicts, but half the threads idle at once
+ *   3  first add during load: each thread loads two elements, half the blocks
+ *   4  unroll the last warp (with __syncwarp, not the lecture's volatile)
+ *   5  complete unroll: the block size is a template parameter
+ *   6  many elements per thread: a grid-stride loop, a grid sized to the GPU
+ *   7  warp shuffles, 16-byte loads, one launch (atomicAdd of block sums)
+ *
+ * Stages 0-6 leave one partial sum per block; blocks cannot wait for each
+ * other, so the host launches the same kernel again over the partial sums
+ * (the launch boundary is the global barrier) until one block remains.
+ * Indices are unsigned, as in the lecture: n fits in an int, but i + s may not.
+ */
+#include "lab.h"
+#include "workbook.h"
+
+/* Out-of-range threads contribute the identity of +, so that every block
+ * can run the full tree whatever n is. */
+__device__ __forceinline__ int load_or_zero(const int *in, unsigned n, unsigned i)
+{
+    return i < n ? in[i] : 0;
+}
+
+// Stage 0: neighbours in pairs, then pairs of pairs... Threads with
+// tid % (2s) != 0 sit out, so every warp stays active but mostly idle.
+__global__ void reduce_stage0(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = load_or_zero(in, n, blockIdx.x * blockDim.x + tid);
+    __syncthreads();
+    for (unsigned s = 1; s < blockDim.x; s *= 2) {
+        if (tid % (2 * s) == 0)
+            sdata[tid] += sdata[tid + s];
+        __syncthreads();
+    }
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+// Stage 1: the same tree, but the working threads are the first ones, so
+// whole warps retire. Thread tid touches word 2*s*tid: for s >= 16 several
+// threads of a warp hit the same bank.
+__global__ void reduce_stage1(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = load_or_zero(in, n, blockIdx.x * blockDim.x + tid);
+    __syncthreads();
+    for (unsigned s = 1; s < blockDim.x; s *= 2) {
+        unsigned index = 2 * s * tid;
+        if (index < blockDim.x)
+            sdata[index] += sdata[index + s];
+        __syncthreads();
+    }
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+/* Sequential addressing: fold the upper half of the live range onto the
+ * lower half. Consecutive threads touch consecutive words (no conflicts).
+ * Stops when `stop` words are left (0: the whole tree). */
+__device__ __forceinline__ void fold_halves(int *sdata, unsigned tid, unsigned stop)
+{
+    for (unsigned s = blockDim.x / 2; s > stop; s >>= 1) {
+        if (tid < s)
+            sdata[tid] += sdata[tid + s];
+        __syncthreads();
+    }
+}
+
+// Stage 2: sequential addressing.
+__global__ void reduce_stage2(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = load_or_zero(in, n, blockIdx.x * blockDim.x + tid);
+    __syncthreads();
+    fold_halves(sdata, tid, 0);
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+/* Stages 3-5 cover 2 * blockDim.x elements per block: the first level of
+ * the tree is done while loading, by every thread. */
+__device__ __forceinline__ int load_pair(const int *in, unsigned n)
+{
+    unsigned i = blockIdx.x * (2 * blockDim.x) + threadIdx.x;
+    return load_or_zero(in, n, i) + load_or_zero(in, n, i + blockDim.x);
+}
+
+// Stage 3: first add during load.
+__global__ void reduce_stage3(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = load_pair(in, n);
+    __syncthreads();
+    fold_halves(sdata, tid, 0);
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+/* The last 64 words, folded by the first warp alone: no __syncthreads and
+ * no loop. Since Volta the threads of a warp are not guaranteed to run in
+ * lockstep, so each step reads, waits for the whole warp (__syncwarp), then
+ * writes and waits again; the lecture's volatile-only version races here.
+ * The `tid < s` test keeps a 32-thread block inside its 32 words. */
+__device__ __forceinline__ void warp_fold(int *sdata, unsigned tid, unsigned block_size)
+{
+    int sum = sdata[tid];
+#pragma unroll
+    for (unsigned s = 32; s > 0; s >>= 1) {
+        if (block_size >= 2 * s && tid < s)
+            sum += sdata[tid + s];
+        __syncwarp();
+        sdata[tid] = sum;
+        __syncwarp();
+    }
+}
+
+// Stage 4: stop the block-wide loop at 32 words; the last warp finishes.
+__global__ void reduce_stage4(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = load_pair(in, n);
+    __syncthreads();
+    fold_halves(sdata, tid, 32);
+    if (tid < 32)
+        warp_fold(sdata, tid, blockDim.x);
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+/* Stage 4's tree with the block size known at compile time: every `if` on
+ * B disappears and no loop is left. */
+template <unsigned B>
+__device__ __forceinline__ void fold_unrolled(int *sdata, unsigned tid)
+{
+    if (B >= 1024) { if (tid < 512) sdata[tid] += sdata[tid + 512]; __syncthreads(); }
+    if (B >= 512) { if (tid < 256) sdata[tid] += sdata[tid + 256]; __syncthreads(); }
+    if (B >= 256) { if (tid < 128) sdata[tid] += sdata[tid + 128]; __syncthreads(); }
+    if (B >= 128) { if (tid < 64) sdata[tid] += sdata[tid + 64]; __syncthreads(); }
+    if (tid < 32)
+        warp_fold(sdata, tid, B);
+}
+
+// Stage 5: complete unroll.
+template <unsigned B>
+__global__ void reduce_stage5(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = load_pair(in, n);
+    __syncthreads();
+    fold_unrolled<B>(sdata, tid);
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+// Stage 6: each thread first adds up many pairs, striding over the whole
+// grid, in a register; the tree then runs once per block, not once per
+// 2 * B elements.
+template <unsigned B>
+__global__ void reduce_stage6(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    int sum = 0;
+    for (unsigned i = blockIdx.x * (2 * B) + tid; i < n; i += 2 * B * gridDim.x)
+        sum += in[i] + load_or_zero(in, n, i + B);
+    sdata[tid] = sum;
+    __syncthreads();
+    fold_unrolled<B>(sdata, tid);
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+/* Sum over a warp through registers: each step adds the value of the lane
+ * `offset` above; after five steps lane 0 holds the warp's sum. */
+__device__ __forceinline__ int warp_sum(int value)
+{
+    for (int offset = 16; offset > 0; offset >>= 1)
+        value += __shfl_down_sync(0xffffffffu, value, offset);
+    return value;
+}
+
+// Stage 7: 16-byte loads (a quarter of the load instructions), shuffles
+// instead of shared memory except for one word per warp, and one atomicAdd
+// per block into the result, so one launch is enough.
+__global__ void reduce_stage7(const int *__restrict__ in, int *out, unsigned n)
+{
+    __shared__ int warp_sums[REDUCE_MAX_BLOCK / 32];
+    const int4 *in4 = reinterpret_cast<const int4 *>(in);
+    unsigned n4 = n / 4;
+    unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
+    int sum = 0;
+#pragma unroll 4
+    for (unsigned i = thread; i < n4; i += blockDim.x * gridDim.x) {
+        int4 v = in4[i];
+        sum += (v.x + v.y) + (v.z + v.w);
+    }
+    // The last n % 4 elements do not fill a vector.
+    if (thread < n % 4)
+        sum += in[4 * n4 + thread];
+
+    unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    sum = warp_sum(sum);
+    if (lane == 0)
+        warp_sums[warp] = sum;
+    __syncthreads();
+    if (warp == 0) {
+        sum = warp_sum(lane < blockDim.x / 32 ? warp_sums[lane] : 0);
+        if (lane == 0)
+            atomicAdd(out, sum);
+    }
+}
+
+/* ------------------------------------------------------------ host side */
+
+const char *reduce_stage_name(int stage)
+{
+    static const char *names[REDUCE_STAGES] = {
+        "interleaved, divergent", "interleaved, strided index", "sequential addressing",
+        "first add during load", "unroll last warp", "complete unroll",
+        "many elements per thread", "shuffles, int4, one launch"};
+    return stage >= 0 && stage < REDUCE_STAGES ? names[stage] : "no such stage";
+}
+
+size_t reduce_scratch_ints(int n)
+{
+    // Ping-pong between the first pass's partial sums (at most one per 32
+    // inputs) and the second pass's (at most one per 32 of those).
+    size_t first = ((size_t)n + 31) / 32;
+    return first + (first + 31) / 32;
+}
+
+/* Enough blocks to keep every SM full (2048 resident threads on recent
+ * GPUs), and no more: the rest of the work goes into each thread's loop. */
+static unsigned resident_blocks(int block_size)
+{
+    static int sm_count = 0;
+    if (sm_count == 0) {
+        int device;
+        CUDA_CHECK(cudaGetDevice(&device));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+    }
+    return (unsigned)sm_count * (2048 / block_size);
+}
+
+static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
+
+/* Blocks for one pass of `stage` over n elements. */
+static unsigned pass_blocks(int stage, unsigned n, int block_size)
+{
+    unsigned per_block = (stage >= 3 ? 2u : 1u) * (unsigned)block_size;
+    unsigned blocks = (n + per_block - 1) / per_block;
+    return stage >= 6 ? min_u(blocks, resident_blocks(block_size)) : blocks;
+}
+
+template <unsigned B>
+static void launch_unrolled(int stage, const int *in, int *out, unsigned n, unsigned blocks)
+{
+    if (stage == 5)
+        reduce_stage5<B><<<blocks, B, B * sizeof(int)>>>(in, out, n);
+    else
+        reduce_stage6<B><<<blocks, B, B * sizeof(int)>>>(in, out, n);
+}
+
+/* One pass: blocks partial sums of in[0 .. n) into out[0 .. blocks). */
+static void launch_pass(int stage, const int *in, int *out, unsigned n, unsigned blocks,
+                        int block_size)
+{
+    size_t smem = block_size * sizeof(int);
+    switch (stage) {
+    case 0: reduce_stage0<<<blocks, block_size, smem>>>(in, out, n); break;
+    case 1: reduce_stage1<<<blocks, block_size, smem>>>(in, out, n); break;
+    case 2: reduce_stage2<<<blocks, block_size, smem>>>(in, out, n); break;
+    case 3: reduce_stage3<<<blocks, block_size, smem>>>(in, out, n); break;
+    case 4: reduce_stage4<<<blocks, block_size, smem>>>(in, out, n); break;
+    default:
+        // Templates need the block size at compile time: one instance each.
+        switch (block_size) {
+        case 1024: launch_unrolled<1024>(stage, in, out, n, blocks); break;
+        case 512: launch_unrolled<512>(stage, in, out, n, blocks); break;
+        case 256: launch_unrolled<256>(stage, in, out, n, blocks); break;
+        case 128: launch_unrolled<128>(stage, in, out, n, blocks); break;
+        case 64: launch_unrolled<64>(stage, in, out, n, blocks); break;
+        case 32: launch_unrolled<32>(stage, in, out, n, blocks); break;
+        }
+    }
+    CUDA_CHECK_LAUNCH();
+}
+
+void reduce_sum(int stage, const int *d_in, int n, int block_size, int *d_scratch, int *d_out)
+{
+    if (stage < 0 || stage >= REDUCE_STAGES)
+        wb_fail("reduce_sum: stage %d does not exist (0 to %d)", stage, REDUCE_STAGES - 1);
+    if (block_size < REDUCE_MIN_BLOCK || block_size > REDUCE_MAX_BLOCK ||
+        (block_size & (block_size - 1)) != 0)
+        wb_fail("reduce_sum: block size %d is not a power of two from %d to %d", block_size,
+                REDUCE_MIN_BLOCK, REDUCE_MAX_BLOCK);
+    if (n < 0)
+        wb_fail("reduce_sum: n = %d is negative", n);
+    if (n == 0) {   // the empty sum; a grid of 0 blocks would be a launch error
+        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(int)));
+        return;
+    }
+    if (stage == 7) {
+        if ((uintptr_t)d_in % 16 != 0)
+            wb_fail("reduce_sum: stage 7 reads 16-byte vectors and needs a 16-byte aligned "
+                    "input (cudaMalloc gives one)");
+        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(int)));
+        unsigned vectors = ((unsigned)n + 3) / 4;
+        unsigned blocks = min_u((vectors + block_size - 1) / block_size, resident_blocks(block_size));
+        reduce_stage7<<<blocks, block_size>>>(d_in, d_out, (unsigned)n);
+        CUDA_CHECK_LAUNCH();
+        return;
+    }
+    // Partial sums alternate between the two halves of the scratch memory.
+    unsigned blocks = pass_blocks(stage, (unsigned)n, block_size);
+    int *halves[2] = {d_scratch, d_scratch + blocks};
+    const int *in = d_in;
+    for (int pass = 0;; pass++) {
+        int *out = blocks == 1 ? d_out : halves[pass % 2];
+        launch_pass(stage, in, out, (unsigned)n, blocks, block_size);
+        if (blocks == 1)
+            return;
+        in = out;
+        n = (int)blocks;
+        blocks = pass_blocks(stage, blocks, block_size);
+    }
+}
