@@ -191,6 +191,8 @@ __device__ __forceinline__ int warp_sum(int value)
     return value;
 }
 
+__device__ __forceinline__ int add4(int4 v) { return (v.x + v.y) + (v.z + v.w); }
+
 // Stage 7: 16-byte loads (a quarter of the load instructions), shuffles
 // instead of shared memory except for one word per warp, and one atomicAdd
 // per block into the result, so one launch is enough.
@@ -198,14 +200,17 @@ __global__ void reduce_stage7(const int *__restrict__ in, int *out, unsigned n)
 {
     __shared__ int warp_sums[REDUCE_MAX_BLOCK / 32];
     const int4 *in4 = reinterpret_cast<const int4 *>(in);
-    unsigned n4 = n / 4;
-    unsigned thread = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned n4 = n / 4, stride = blockDim.x * gridDim.x;
+    unsigned thread = blockIdx.x * blockDim.x + threadIdx.x, i = thread;
     int sum = 0;
-#pragma unroll 4
-    for (unsigned i = thread; i < n4; i += blockDim.x * gridDim.x) {
-        int4 v = in4[i];
-        sum += (v.x + v.y) + (v.z + v.w);
-    }
+    // Four independent loads per trip: with one, each thread waits a whole
+    // DRAM latency per 16 bytes and the SMs cannot keep enough bytes in
+    // flight to reach full bandwidth.
+    for (; i + 3 * stride < n4; i += 4 * stride)
+        sum += add4(in4[i]) + add4(in4[i + stride]) + add4(in4[i + 2 * stride]) +
+               add4(in4[i + 3 * stride]);
+    for (; i < n4; i += stride)
+        sum += add4(in4[i]);
     // The last n % 4 elements do not fill a vector.
     if (thread < n % 4)
         sum += in[4 * n4 + thread];
