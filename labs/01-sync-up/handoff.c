@@ -1,0 +1,89 @@
+/*
+ * Time per hand-off: the recording versions with many turns, divided by the
+ * number of turns. Where a hand-off happens depends on the shape: with 32
+ * threads in one block every turn passes to the next lane of the same warp;
+ * with 1024 threads, one turn in 32 passes to another warp; with one thread
+ * per block, every turn passes to another block (usually on another SM).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "handoff.h"
+#include "lab.h"
+#include "workbook.h"
+
+typedef struct {
+    const char *where;
+    const char *version;
+    int blocks, threads;   /* blocks == 0: one block per SM */
+} shape;
+
+typedef struct {
+    const shape *s;
+    int *record;
+    int count;
+} job;
+
+static void run(void *context)
+{
+    job *j = context;
+    if (j->s->version[0] == 'b')
+        ordered_barrier(j->record, j->count, j->s->threads);
+    else if (j->s->version[0] == 's')
+        ordered_spin(j->record, j->count, j->s->threads);
+    else
+        ordered_grid(j->record, j->count, j->s->blocks, j->s->threads);
+}
+
+static void check(const job *j, int *got)
+{
+    int everyone = j->s->blocks * j->s->threads;
+    wb_poison_ints(j->record, (size_t)j->count);
+    run((void *)j);
+    CUDA_CHECK(cudaMemcpy(got, j->record, sizeof(int) * (size_t)j->count,
+                          cudaMemcpyDeviceToHost));
+    for (int n = 0; n < j->count; n++)
+        if (got[n] != n % everyone)
+            wb_fail("%s version, %d x %d threads: record[%d] = %d, expected %d; "
+                    "run the tests first", j->s->version, j->s->blocks, j->s->threads, n,
+                    got[n], n % everyone);
+}
+
+double sync_up_handoff_table(int count, int reps)
+{
+    int sms = wb_device_info().sm_count;
+    shape shapes[] = {
+        {"within a warp", "barrier", 1, 32},
+        {"within a warp", "spin", 1, 32},
+        {"block of 1024 (1 in 32 crosses warps)", "barrier", 1, 1024},
+        {"block of 1024 (1 in 32 crosses warps)", "spin", 1, 1024},
+        {"across blocks (1 thread per block)", "grid", sms, 1},
+        {"32 per block (1 in 32 crosses blocks)", "grid", sms, 32},
+    };
+    int *record, *got = malloc(sizeof(int) * (size_t)count);
+    if (!got)
+        wb_fail("out of host memory for %d turns", count);
+    CUDA_CHECK(cudaMalloc((void **)&record, sizeof(int) * (size_t)count));
+
+    char title[512];
+    snprintf(title, sizeof title, "time per hand-off, recording %d turns, %s, median of %d runs",
+             count, wb_device_info().name, reps);
+    wb_table *table = wb_table_new("sync-up-handoff", title,
+                                   "hand-off|version|blocks|threads|time (ms)|ns per hand-off");
+    double warp_spin_ns = 0.0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        job j = {&shapes[i], record, count};
+        check(&j, got);
+        wb_timing t = wb_time_gpu(run, &j, 1, reps);
+        double ns = t.median_ms * 1e6 / count;
+        if (i == 1)
+            warp_spin_ns = ns;
+        wb_table_row(table, "%s|%s|%d|%d|%.3f|%.1f", shapes[i].where, shapes[i].version,
+                     shapes[i].blocks, shapes[i].threads, t.median_ms, ns);
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    CUDA_CHECK(cudaFree(record));
+    free(got);
+    return warp_spin_ns;
+}
