@@ -147,7 +147,7 @@ static void check_version(bench *b)
 static double time_version(bench *b, int version, int streams, int segments, int reps)
 {
     b->version = version;
-    b->cfg.streams = streams;
+    b->cfg.streams = version <= 2 ? 1 : streams;   // version 2 uses stream 0 only
     b->cfg.segments = version <= 2 ? 1 : segments;
     saxpy_timeline_free(b->tl);
     b->tl = version == 5 ? saxpy_timeline_new(b->cfg.segments) : NULL;
