@@ -72,30 +72,38 @@ static const int sizes[] = {0, 1, 2, 31, 33, 1000, 1 << 22, (1 << 22) + 13, (1 <
  * with small blocks and is no multiple of any block. */
 #define BLOCK_TEST_N ((1 << 20) + 7)
 
-/* The same two tests for every stage, stageN_sizes and stageN_block_sizes.
- * One test covers all sizes (the message names the one that failed): each
- * test is a process with its own CUDA context, which costs more than a sum. */
-#define STAGE_TESTS(S)                                                                  \
-    Test(reduction, stage##S##_sizes, .description = "stage " #S ": awkward sizes")      \
-    {                                                                                   \
-        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)                     \
-            check_sum(S, sizes[k], 256);                                                \
-    }                                                                                   \
-    Test(reduction, stage##S##_block_sizes,                                             \
-         .description = "stage " #S ": every block size from 32 to 1024")              \
-    {                                                                                   \
-        for (int block = REDUCE_MIN_BLOCK; block <= REDUCE_MAX_BLOCK; block *= 2)       \
-            check_sum(S, BLOCK_TEST_N, block);                                          \
-    }
+static void check_sizes(int stage)
+{
+    /* One test covers all sizes (the message names the one that failed):
+     * each test is a process with its own CUDA context, which costs more
+     * than a sum. */
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+        check_sum(stage, sizes[k], 256);
+}
 
-STAGE_TESTS(0)
-STAGE_TESTS(1)
-STAGE_TESTS(2)
-STAGE_TESTS(3)
-STAGE_TESTS(4)
-STAGE_TESTS(5)
-STAGE_TESTS(6)
-STAGE_TESTS(7)
+static void check_block_sizes(int stage)
+{
+    for (int block = REDUCE_MIN_BLOCK; block <= REDUCE_MAX_BLOCK; block *= 2)
+        check_sum(stage, BLOCK_TEST_N, block);
+}
+
+/* Two tests per stage, named stageN_... so that the tools map them. */
+Test(reduction, stage0_sizes) { check_sizes(0); }
+Test(reduction, stage0_block_sizes) { check_block_sizes(0); }
+Test(reduction, stage1_sizes) { check_sizes(1); }
+Test(reduction, stage1_block_sizes) { check_block_sizes(1); }
+Test(reduction, stage2_sizes) { check_sizes(2); }
+Test(reduction, stage2_block_sizes) { check_block_sizes(2); }
+Test(reduction, stage3_sizes) { check_sizes(3); }
+Test(reduction, stage3_block_sizes) { check_block_sizes(3); }
+Test(reduction, stage4_sizes) { check_sizes(4); }
+Test(reduction, stage4_block_sizes) { check_block_sizes(4); }
+Test(reduction, stage5_sizes) { check_sizes(5); }
+Test(reduction, stage5_block_sizes) { check_block_sizes(5); }
+Test(reduction, stage6_sizes) { check_sizes(6); }
+Test(reduction, stage6_block_sizes) { check_block_sizes(6); }
+Test(reduction, stage7_sizes) { check_sizes(7); }
+Test(reduction, stage7_block_sizes) { check_block_sizes(7); }
 
 typedef struct {
     int stage, n;
