@@ -118,7 +118,7 @@ static void run_timed(void *context)
 
 Test(reduction, timing_2e24, .description = "every stage at 2^24 ints, blocks of 256")
 {
-    /* 64 MB: larger than the H100's 50 MB L2, so this mostly reads DRAM.
+    /* 64 MB: more than the H100's 50 MB L2, so much of it comes from DRAM.
      * bench.c has the full tables. */
     const int n = 1 << 24;
     int *host = malloc(sizeof(int) * (size_t)n);
