@@ -117,30 +117,35 @@ static void check_recording(stage s, int count, int blocks, int threads)
 
 static const int counts[] = {0, 1, 10, 1000};
 
+/* Around a warp, around a block's limit, and the lecture's 3. */
+static int block_threads[] = {1, 2, 3, 31, 32, 33, 64, 1000, 1024};
+
+static void check_counts(stage s, int blocks, int threads)
+{
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        check_printing(s, counts[i], blocks, threads);
+}
+
 ParameterizedTestParameters(sync_up, stage0_printing)
 {
-    static int threads[] = {1, 2, 3, 31, 32, 33, 64, 1000, 1024};
-    return cr_make_param_array(int, threads, sizeof threads / sizeof threads[0]);
+    return cr_make_param_array(int, block_threads, sizeof block_threads / sizeof(int));
 }
 
 ParameterizedTest(int *threads, sync_up, stage0_printing,
                   .description = "one block prints 0 .. count-1 in order (barrier)")
 {
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-        check_printing(BARRIER, counts[i], 1, *threads);
+    check_counts(BARRIER, 1, *threads);
 }
 
 ParameterizedTestParameters(sync_up, stage1_printing)
 {
-    static int threads[] = {1, 2, 3, 31, 32, 33, 64, 1000, 1024};
-    return cr_make_param_array(int, threads, sizeof threads / sizeof threads[0]);
+    return cr_make_param_array(int, block_threads, sizeof block_threads / sizeof(int));
 }
 
 ParameterizedTest(int *threads, sync_up, stage1_printing,
                   .description = "one block prints 0 .. count-1 in order (spin)")
 {
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-        check_printing(SPIN, counts[i], 1, *threads);
+    check_counts(SPIN, 1, *threads);
 }
 
 typedef struct {
@@ -159,9 +164,7 @@ ParameterizedTest(grid_shape *shape, sync_up, stage2_printing,
                   .description = "blocks x threads print 0 .. count-1 in grid order")
 {
     int most = ordered_grid_max_blocks(shape->threads);
-    int blocks = shape->blocks < most ? shape->blocks : most;
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-        check_printing(GRID, counts[i], blocks, shape->threads);
+    check_counts(GRID, shape->blocks < most ? shape->blocks : most, shape->threads);
 }
 
 Test(sync_up, stage0_recording, .description = "record[n] == n % threads")
