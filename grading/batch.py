@@ -62,6 +62,7 @@ def batch(args):
     paths = submissions_in(args.folder)
     gpus = args.gpus or gpu_count()
     extra = sum((["--lab", lab] for lab in args.lab or []), [])
+    extra += ["--rubric", os.path.abspath(args.rubric)] if args.rubric else []
     rows_dir = args.logs or tempfile.mkdtemp(prefix="wbbatch-")
     os.makedirs(rows_dir, exist_ok=True)
     todo = queue.Queue()
@@ -81,7 +82,8 @@ def batch(args):
                 progress(len(rows), len(paths))
 
     progress(0, len(paths))
-    threads = [threading.Thread(target=worker, args=(d,)) for d in range(gpus)]
+    threads = [threading.Thread(target=worker, args=(d,)) for d in range(gpus)
+               for _ in range(args.per_gpu)]
     for t in threads:
         t.start()
     for t in threads:
@@ -101,6 +103,10 @@ def add_commands(sub):
     b.add_argument("folder", help="folder whose entries (directories, .zip, .tar.gz) are submissions")
     b.add_argument("--csv", default="grades.csv", help="the CSV to write (default grades.csv)")
     b.add_argument("--gpus", type=int, help="how many GPUs to use (default: all, via nvidia-smi)")
+    b.add_argument("--per-gpu", type=int, default=1,
+                   help="submissions at a time on each GPU (default 1; more only for correctness runs, "
+                        "timings then disturb each other)")
+    b.add_argument("--rubric", help="rubric file (default grading/rubric.toml)")
     b.add_argument("--lab", action="append", help="only this lab (repeatable)")
     b.add_argument("--logs", help="folder for each submission's JSON report and log")
     b.set_defaults(func=batch)

@@ -27,13 +27,14 @@ _UNSHARE = None
 
 
 def unshare_prefix():
-    """`unshare` arguments giving a new network and PID namespace (no network;
-    every process the test starts dies with it), or [] where not permitted."""
+    """`unshare` arguments giving a new network namespace (no network), or []
+    where not permitted. Not a PID namespace: Criterion's runner listens on
+    /tmp/criterion_<pid>.sock, and every test would be PID 1 there."""
     global _UNSHARE
     if _UNSHARE is None:
         _UNSHARE = []
         if os.environ.get("WB_GRADER_NO_UNSHARE") != "1" and shutil.which("unshare"):
-            prefix = ["unshare", "--net", "--pid", "--fork", "--kill-child"]
+            prefix = ["unshare", "--net"]
             try:
                 ok = subprocess.run(prefix + ["true"], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL, timeout=20).returncode == 0
@@ -46,8 +47,8 @@ def unshare_prefix():
 
 def isolation_note():
     if unshare_prefix():
-        return "each test in its own process, no network, own PID namespace"
-    return ("each test in its own process; WARNING: no network/PID namespace "
+        return "each test in its own process and session, no network"
+    return ("each test in its own process; WARNING: no network namespace "
             "(unshare not permitted here), so tests could reach the network")
 
 
@@ -127,12 +128,13 @@ def run_test(binary, suite, test, limits, expected=None, extra_env=None):
         argv, work, env, limits["wall_s"], limits["cpu_s"], limits["output_bytes"])
     result = {"output": output, "seconds": round(seconds, 3), "results_dir": results_dir,
               "work": work, "instances": 0, "assertions": []}
-    if truncated:
-        result["output"] += f"\n[grader: output cut at {limits['output_bytes']} bytes]"
-
     def verdict(state, reason):
         result.update(status=state, reason=reason)
         return result
+
+    if truncated:
+        result["output"] += f"\n[grader: output cut at {limits['output_bytes']} bytes]"
+        return verdict("failed", f"printed more than {limits['output_bytes']} bytes (the limit)")
 
     if status is None:
         return verdict("failed", f"timed out after {limits['wall_s']} s (hang or too slow); the process was killed")

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""The grader's own test: grades lab 00's reference, skeleton and hostile
+submissions (hostile.py) as a batch and checks every verdict.
+
+  test_grader.py cpu   no GPU needed: submission formats and rejections,
+                       compile/static verdicts, results.json schema, JUnit
+  test_grader.py gpu   on a GPU (exit 77 without): every hostile case, plus
+                       a batch of >= 20 submissions and its CSV
+Prints the verdict table. --out DIR keeps the CSV and reports there."""
+import argparse
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import xml.etree.ElementTree as ET
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "grading"))
+import hostile  # noqa: E402
+import reports  # noqa: E402
+
+WORKBOOK = [sys.executable, os.path.join(ROOT, "grading", "workbook.py")]
+RUBRIC = os.path.join(HERE, "rubric-fast.toml")
+LAB = "00-vector-add"
+
+
+def put(folder, text):
+    os.makedirs(os.path.join(folder, LAB))
+    with open(os.path.join(folder, LAB, "kernels.cu"), "w") as f:
+        f.write(text)
+
+
+def make_submissions(base, gpu):
+    """Returns {submission name: (build, tests)} expected."""
+    reference = open(os.path.join(ROOT, "solutions", LAB, "kernels.cu")).read()
+    skeleton = open(os.path.join(ROOT, "labs", LAB, "kernels.cu")).read()
+    expected = {}
+    for case in hostile.CASES:
+        if gpu or case[5] or case[0] == "reference":
+            put(os.path.join(base, case[0]), hostile.make(reference, case))
+            expected[case[0]] = (case[3], case[4])
+    put(os.path.join(base, "skeleton"), skeleton)
+    expected["skeleton"] = ("ok", "fail")
+    # The same reference as a zip (under a top folder and labs/) and a tar.gz.
+    with zipfile.ZipFile(os.path.join(base, "reference-zip.zip"), "w") as z:
+        z.writestr(f"mywork/labs/{LAB}/kernels.cu", reference)
+        z.writestr("mywork/notes.txt", "ignored")
+    with tarfile.open(os.path.join(base, "reference-tar.tar.gz"), "w:gz") as t:
+        data = reference.encode()
+        info = tarfile.TarInfo(f"{LAB}/kernels.cu")
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+    expected["reference-zip.zip"] = ("ok", "pass")
+    expected["reference-tar.tar.gz"] = ("ok", "pass")
+    # Hostile archives and folders: refused as a whole.
+    with zipfile.ZipFile(os.path.join(base, "traversal.zip"), "w") as z:
+        z.writestr(f"../../{LAB}/kernels.cu", reference)
+    with tarfile.open(os.path.join(base, "symlink.tar.gz"), "w:gz") as t:
+        info = tarfile.TarInfo(f"{LAB}/kernels.cu")
+        info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        t.addfile(info)
+    os.makedirs(os.path.join(base, "symlink-dir", LAB))
+    os.symlink(os.path.join(ROOT, "solutions", LAB, "kernels.cu"),
+               os.path.join(base, "symlink-dir", LAB, "kernels.cu"))
+    for name in ("traversal.zip", "symlink.tar.gz", "symlink-dir"):
+        expected[name] = ("rejected-submission", "fail")
+    if gpu:   # a batch of more than 20: more copies of the reference and the skeleton
+        for k in range(3):
+            put(os.path.join(base, f"reference-copy{k}"), reference)
+            expected[f"reference-copy{k}"] = ("ok", "pass")
+        put(os.path.join(base, "skeleton-copy"), skeleton)
+        expected["skeleton-copy"] = ("ok", "fail")
+    return expected
+
+
+def verdict(report, gpu):
+    """(build, tests) as the grader decided, from its JSON report."""
+    if report["rejected"]:
+        return "rejected-submission", "fail", report["rejected"]
+    lab = report["labs"][0]
+    tests = lab["tests"]
+    if all(t["status"] == "passed" for t in tests) and lab["score"] == lab["max_score"]:
+        outcome = "pass"
+    elif all(t["score"] == 0 for t in tests):
+        outcome = "fail"
+    else:
+        outcome = "mixed"
+    reasons = sorted({t["output"].splitlines()[0][:90] for t in tests if t["status"] != "passed"})
+    return lab["build"], outcome, (lab["message"].splitlines() or [""])[0][:90] or "; ".join(reasons[:2])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("side", choices=["cpu", "gpu"])
+    parser.add_argument("--out", help="keep the CSV, reports and logs here")
+    parser.add_argument("--per-gpu", type=int, default=4, help="submissions at a time (default 4)")
+    args = parser.parse_args()
+    gpu = args.side == "gpu"
+    if gpu and subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode != 0:
+        print("no GPU here: skipped")
+        return 77
+    base = tempfile.mkdtemp(prefix="wbgrader-test-")
+    out = args.out or os.path.join(base, "out")
+    os.makedirs(out, exist_ok=True)
+    subs = os.path.join(base, "subs")
+    os.makedirs(subs)
+    expected = make_submissions(subs, gpu)
+    grades = os.path.join(out, "grades.csv")
+    logs = os.path.join(out, "logs")
+    proc = subprocess.run(WORKBOOK + ["batch", subs, "--csv", grades, "--logs", logs, "--lab", LAB,
+                                      "--rubric", RUBRIC, "--gpus", "1", "--per-gpu", str(args.per_gpu)])
+    if proc.returncode != 0:
+        print("batch failed")
+        return 1
+    failures = []
+    rows = {r["submission"]: r for r in csv.DictReader(open(grades))}
+    if set(rows) != set(expected):
+        failures.append(f"CSV rows {sorted(rows)} != submissions {sorted(expected)}")
+    table = [("submission", "expected", "got", "points", "reason")]
+    for name, (build, tests) in sorted(expected.items()):
+        want_tests = tests if gpu else "fail"    # nothing scores without a GPU
+        try:
+            report = json.load(open(os.path.join(logs, name + ".json")))
+            got = verdict(report, gpu)
+        except (OSError, ValueError):
+            got = ("no report", "-", open(os.path.join(logs, name + ".log")).read()[-300:])
+            report = None
+        ok = got[:2] == (build, want_tests)
+        if not gpu and report and not report["rejected"] and build == "ok" and report["gpu_ran"]:
+            ok = False
+        points = f"{rows[name]['score']}/{rows[name]['max_score']}" if name in rows else "-"
+        table.append((name + ("" if ok else "  <-- WRONG"), f"{build}/{want_tests}", f"{got[0]}/{got[1]}",
+                      points, got[2]))
+        if not ok:
+            failures.append(name)
+    widths = [max(len(r[i]) for r in table) for i in range(4)]
+    for row in table:
+        print("  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4])
+
+    # One grade with every report: results.json validates, JUnit parses.
+    gs, ju = os.path.join(out, "results.json"), os.path.join(out, "junit.xml")
+    subprocess.run(WORKBOOK + ["grade", "--lab", LAB, "--rubric", RUBRIC, "--submission",
+                               os.path.join(subs, "compile-error"), "--gradescope", gs, "--junit", ju],
+                   stdout=subprocess.DEVNULL)
+    problems = reports.validate_gradescope(json.load(open(gs)))
+    failures += [f"results.json: {p}" for p in problems]
+    doc = json.load(open(gs))
+    if not any("error" in t["output"] for t in doc["tests"]):
+        failures.append("results.json: the compiler's messages are missing")
+    if ET.parse(ju).getroot().get("failures") in (None, "0"):
+        failures.append("junit.xml: no failures recorded for a lab that does not compile")
+    if not args.out:
+        shutil.rmtree(base, ignore_errors=True)
+    if failures:
+        print("FAILED: " + "; ".join(failures))
+        return 1
+    print(f"all {len(expected)} verdicts right")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
