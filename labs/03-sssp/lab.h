@@ -1,0 +1,60 @@
+/* Lab 03, single-source shortest paths: the entry points that the skeleton
+ * (labs/) and the reference (solutions/) both define, and that test.c and
+ * bench.c call. The host-side graph code is in graph.h. */
+#ifndef LAB_SSSP_H
+#define LAB_SSSP_H
+
+#include <limits.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Distance of a node the source cannot reach. */
+#define SSSP_UNREACHABLE INT_MAX
+
+/* A CSR graph in device memory (see graph.h for the layout). */
+typedef struct {
+    int n, m;
+    const int *row_start, *adj, *weight;
+} sssp_graph;
+
+/* What a run did: rounds of the outer loop (kernel launches over a frontier
+ * or over all nodes) and edges whose relaxation was tried. */
+typedef struct {
+    int rounds;
+    long long edges_relaxed;
+} sssp_stats;
+
+/* Scratch space the entry points need (allocated once, reused between runs,
+ * so that timings leave cudaMalloc out). */
+typedef struct sssp_work {
+    int n;
+    int *frontier[2];        /* this round's and the next round's worklist */
+    int *far[2];             /* stage 4: nodes left for a later bucket */
+    int delta;               /* stage 4: bucket width (graph_suggest_delta) */
+    int *queued;             /* per node: 1 while it waits in a worklist */
+    int *far_queued;         /* per node: 1 while it waits in far */
+    int *counts;             /* worklist lengths and the "changed" flag */
+    unsigned long long *edges;  /* edges relaxed, summed on the GPU */
+} sssp_work;
+sssp_work *sssp_work_new(int n);   /* defined in graph.c */
+void sssp_work_free(sssp_work *work);
+
+/* Each stage computes dist[v] = length of the shortest path source -> v for
+ * every node (SSSP_UNREACHABLE when there is none) into the device array
+ * dist of g.n ints, fills *stats, and returns when dist is complete.
+ *   stage 1: topology-driven Bellman-Ford, the lecture's racy update
+ *   stage 2: topology-driven, atomicMin
+ *   stage 3: data-driven, a deduplicated frontier worklist
+ *   stage 4: near-far: the worklist split by a distance threshold (optional) */
+void sssp_stage1(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats);
+void sssp_stage2(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats);
+void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats);
+void sssp_stage4(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,313 @@
+/*
+ * Lab 03 reference: single-source shortest paths, four stages.
+ * The host loops (given code in the skeleton) run rounds until nothing
+ * changes; the kernels are what the stages are about.
+ */
+#include "lab.h"
+#include "workbook.h"
+
+#define BLOCK 256
+/* Worklist rounds queued before the host looks at the frontier's length:
+ * the look costs a synchronisation (~10 us), an empty round ~3 us. */
+#define ROUNDS_PER_CHECK 16
+
+/* ------------------------------------------------------------ given code */
+
+__global__ void init_dist(int *dist, int *queued, int n, int source)
+{
+    int v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v < n) {
+        dist[v] = v == source ? 0 : SSSP_UNREACHABLE;
+        queued[v] = v == source;
+    }
+}
+
+/* Adds each thread's count of relaxed edges to *total, one atomic per warp.
+ * Every thread of the grid must call it (it shuffles across the warp). */
+__device__ void add_edges(unsigned long long *total, unsigned long long mine)
+{
+    for (int offset = 16; offset > 0; offset /= 2)
+        mine += __shfl_down_sync(0xffffffffu, mine, offset);
+    if (threadIdx.x % 32 == 0 && mine)
+        atomicAdd(total, mine);
+}
+
+static int blocks_for(int n) { return (n + BLOCK - 1) / BLOCK; }
+
+/* Worklist kernels loop over their list with a fixed grid, because the
+ * list's length is known only on the GPU. */
+static int worklist_blocks(int n)
+{
+    int b = blocks_for(n);
+    return b < 2048 ? b : 2048;
+}
+
+static void start(sssp_graph g, int source, int *dist, sssp_work *work)
+{
+    if (source < 0 || source >= g.n)
+        wb_fail("sssp: source %d out of range 0..%d", source, g.n - 1);
+    if (work->n < g.n)
+        wb_fail("sssp: work space for %d nodes, graph has %d", work->n, g.n);
+    init_dist<<<blocks_for(g.n), BLOCK>>>(dist, work->queued, g.n, source);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemsetAsync(work->counts, 0, 8 * sizeof(int)));
+    CUDA_CHECK(cudaMemsetAsync(work->far_queued, 0, sizeof(int) * (size_t)g.n));
+    CUDA_CHECK(cudaMemsetAsync(work->edges, 0, sizeof(unsigned long long)));
+}
+
+/* The first worklist holds the source alone. */
+static void start_worklist(sssp_graph g, int source, int *dist, sssp_work *work)
+{
+    start(g, source, dist, work);
+    int one = 1;
+    CUDA_CHECK(cudaMemcpy(work->frontier[0], &source, sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(work->counts, &one, sizeof(int), cudaMemcpyHostToDevice));
+}
+
+typedef void (*topology_kernel)(sssp_graph, int *, int *);
+
+/* Stages 1 and 2: relax every edge of the graph, round after round, until
+ * a round changes no distance. */
+static void topology_driven(topology_kernel kernel, sssp_graph g, int source, int *dist,
+                            sssp_work *work, sssp_stats *stats)
+{
+    start(g, source, dist, work);
+    int changed = 1;
+    stats->rounds = 0;
+    while (changed) {
+        CUDA_CHECK(cudaMemsetAsync(work->counts, 0, sizeof(int)));
+        kernel<<<blocks_for(g.n), BLOCK>>>(g, dist, work->counts);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaMemcpy(&changed, work->counts, sizeof(int), cudaMemcpyDeviceToHost));
+        stats->rounds++;
+    }
+    stats->edges_relaxed = (long long)stats->rounds * g.m;
+}
+
+/* ---------------------------------------------------------------- stage 1 */
+
+/* One thread per node relaxes the node's out-edges with the lecture's
+ * unguarded update: two threads improving the same node may overwrite each
+ * other, and the next round repairs what was lost. */
+__global__ void relax_all_stage1(sssp_graph g, int *dist, int *changed)
+{
+    int u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= g.n || dist[u] == SSSP_UNREACHABLE)
+        return;
+    int du = dist[u];
+    for (int e = g.row_start[u]; e < g.row_start[u + 1]; e++) {
+        int v = g.adj[e], alt = du + g.weight[e];
+        if (alt < dist[v]) {
+            dist[v] = alt;
+            *changed = 1;
+        }
+    }
+}
+
+void sssp_stage1(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
+{
+    topology_driven(relax_all_stage1, g, source, dist, work, stats);
+}
+
+/* ---------------------------------------------------------------- stage 2 */
+
+/* Stage 1 with the update made atomic: no improvement is lost. */
+__global__ void relax_all_stage2(sssp_graph g, int *dist, int *changed)
+{
+    int u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= g.n || dist[u] == SSSP_UNREACHABLE)
+        return;
+    int du = dist[u];
+    for (int e = g.row_start[u]; e < g.row_start[u + 1]; e++) {
+        int v = g.adj[e], alt = du + g.weight[e];
+        /* The plain read only filters: a stale value is never too small. */
+        if (alt < dist[v] && alt < atomicMin(&dist[v], alt))
+            *changed = 1;
+    }
+}
+
+void sssp_stage2(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
+{
+    topology_driven(relax_all_stage2, g, source, dist, work, stats);
+}
+
+/* ---------------------------------------------------------------- stage 3 */
+
+/* Round r reads the list of length counts[r % 3] and appends to the one of
+ * length counts[(r + 1) % 3]; it zeroes counts[(r + 2) % 3] for round r + 1,
+ * so that rounds can be queued without the host. counts[3] counts the rounds
+ * that had work. */
+typedef struct {
+    const int *in;
+    int *out;
+    int *in_count, *out_count, *next_count, *busy_rounds;
+} round_lists;
+
+__device__ int begin_round(round_lists l)
+{
+    int n = *l.in_count;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        *l.next_count = 0;
+        if (n)
+            (*l.busy_rounds)++;
+    }
+    return n;
+}
+
+/* Takes node u off the worklist and returns its current distance. The flag
+ * is cleared before the distance is read: an improvement that lands after
+ * the read pushes u again instead of being missed. */
+__device__ int pop(int u, int *queued, const int *dist)
+{
+    queued[u] = 0;
+    __threadfence();
+    return *(volatile const int *)&dist[u];
+}
+
+/* Appends v to the list unless it is already waiting there. */
+__device__ void push(int v, int *list, int *count, int *queued)
+{
+    if (atomicExch(&queued[v], 1) == 0)
+        list[atomicAdd(count, 1)] = v;
+}
+
+__global__ void relax_frontier_stage3(sssp_graph g, int *dist, round_lists l, int *queued,
+                                      unsigned long long *edges)
+{
+    int n = begin_round(l);
+    unsigned long long relaxed = 0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        int u = l.in[i], du = pop(u, queued, dist);
+        int first = g.row_start[u], last = g.row_start[u + 1];
+        for (int e = first; e < last; e++) {
+            int v = g.adj[e], alt = du + g.weight[e];
+            if (alt < dist[v] && alt < atomicMin(&dist[v], alt))
+                push(v, l.out, l.out_count, queued);
+        }
+        relaxed += last - first;
+    }
+    add_edges(edges, relaxed);
+}
+
+static round_lists lists_for_round(sssp_work *work, int round)
+{
+    round_lists l = {work->frontier[round % 2], work->frontier[(round + 1) % 2],
+                     &work->counts[round % 3], &work->counts[(round + 1) % 3],
+                     &work->counts[(round + 2) % 3], &work->counts[3]};
+    return l;
+}
+
+static int frontier_length(sssp_work *work, int round)
+{
+    int counts[3];
+    CUDA_CHECK(cudaMemcpy(counts, work->counts, sizeof counts, cudaMemcpyDeviceToHost));
+    return counts[round % 3];
+}
+
+static void finish(sssp_work *work, sssp_stats *stats)
+{
+    unsigned long long edges;
+    CUDA_CHECK(cudaMemcpy(&stats->rounds, &work->counts[3], sizeof(int),
+                          cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&edges, work->edges, sizeof edges, cudaMemcpyDeviceToHost));
+    stats->edges_relaxed = (long long)edges;
+}
+
+void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
+{
+    start_worklist(g, source, dist, work);
+    int round = 0;
+    do {
+        for (int i = 0; i < ROUNDS_PER_CHECK; i++, round++) {
+            relax_frontier_stage3<<<worklist_blocks(g.n), BLOCK>>>(
+                g, dist, lists_for_round(work, round), work->queued, work->edges);
+            CUDA_CHECK_LAUNCH();
+        }
+    } while (frontier_length(work, round) > 0);
+    finish(work, stats);
+}
+
+/* ---------------------------------------------------------------- stage 4 */
+
+/* Near-far: stage 3, but an improved node goes on the next list only when
+ * its distance is below the current threshold; the others wait in the far
+ * pile until the near list runs dry and the threshold moves up by delta.
+ * Nodes are then mostly settled once, in distance order, like Dijkstra's
+ * buckets. */
+__global__ void relax_near_stage4(sssp_graph g, int *dist, round_lists l, int *queued,
+                                  int threshold, int *far, int *far_count, int *far_queued,
+                                  unsigned long long *edges)
+{
+    int n = begin_round(l);
+    unsigned long long relaxed = 0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        int u = l.in[i], du = pop(u, queued, dist);
+        int first = g.row_start[u], last = g.row_start[u + 1];
+        for (int e = first; e < last; e++) {
+            int v = g.adj[e], alt = du + g.weight[e];
+            if (alt < dist[v] && alt < atomicMin(&dist[v], alt)) {
+                if (alt < threshold)
+                    push(v, l.out, l.out_count, queued);
+                else
+                    push(v, far, far_count, far_queued);
+            }
+        }
+        relaxed += last - first;
+    }
+    add_edges(edges, relaxed);
+}
+
+/* Moves the far nodes below the new threshold to the near list and keeps
+ * the rest; nodes already settled below the old threshold are dropped. */
+__global__ void split_far_stage4(const int *dist, const int *far, const int *far_count,
+                                 int *far_queued, int *keep, int *keep_count, int *near,
+                                 int *near_count, int *queued, int old_threshold,
+                                 int threshold)
+{
+    int n = *far_count;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        int v = far[i];
+        far_queued[v] = 0;
+        int d = dist[v];
+        if (d < old_threshold)
+            continue;
+        if (d < threshold)
+            push(v, near, near_count, queued);
+        else
+            push(v, keep, keep_count, far_queued);
+    }
+}
+
+void sssp_stage4(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
+{
+    start_worklist(g, source, dist, work);
+    long long threshold = work->delta;
+    int round = 0, pile = 0;   /* far[pile] is filled, counted in counts[4 + pile] */
+    int *far_counts = &work->counts[4];
+    for (;;) {
+        for (int i = 0; i < ROUNDS_PER_CHECK; i++, round++) {
+            relax_near_stage4<<<worklist_blocks(g.n), BLOCK>>>(
+                g, dist, lists_for_round(work, round), work->queued, (int)threshold,
+                work->far[pile], &far_counts[pile], work->far_queued, work->edges);
+            CUDA_CHECK_LAUNCH();
+        }
+        int counts[6];
+        CUDA_CHECK(cudaMemcpy(counts, work->counts, sizeof counts, cudaMemcpyDeviceToHost));
+        if (counts[round % 3] > 0)
+            continue;
+        if (counts[4 + pile] == 0)
+            break;
+        long long next = threshold + work->delta;
+        next = next < SSSP_UNREACHABLE ? next : SSSP_UNREACHABLE;
+        round_lists l = lists_for_round(work, round);
+        split_far_stage4<<<worklist_blocks(g.n), BLOCK>>>(
+            dist, work->far[pile], &far_counts[pile], work->far_queued, work->far[1 - pile],
+            &far_counts[1 - pile], (int *)l.in, l.in_count, work->queued, (int)threshold,
+            (int)next);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaMemsetAsync(&far_counts[pile], 0, sizeof(int)));
+        pile = 1 - pile;
+        threshold = next;
+    }
+    finish(work, stats);
+}
