@@ -1,0 +1,197 @@
+/*
+ * Lab 05 benchmark: every stage at 1024^3, 2048^3, 4096^3 and one
+ * non-square size, next to cuBLAS SGEMM (pedantic FP32) measured in the
+ * same run. `matmul-bench-reference --help` for the options. Exits 1 when
+ * the best stage at 4096^3 is below --target of cuBLAS.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+
+#include "lab.h"
+#include "workbook.h"
+
+typedef struct {
+    int stage, tile_width, m, n, k;
+    const float *A, *B;
+    float *C;
+} job;
+
+static void run(void *context)
+{
+    job *j = context;
+    if (j->stage < 0)
+        matmul_cublas(j->A, j->B, j->C, j->m, j->n, j->k);
+    else
+        matmul(j->stage, j->tile_width, j->A, j->B, j->C, j->m, j->n, j->k);
+}
+
+static void usage(FILE *out, const char *program)
+{
+    fprintf(out,
+            "usage: %s [--stage S] [--size N | --size MxNxK] [--reps R] [--target F]\n"
+            "Times matmul stage S (default: all, stages 2 and 3 with tiles 16 and 32)\n"
+            "on the given size (default: 1024, 2048, 4096 square and 2048x6144x1536),\n"
+            "median of R runs (default 10; fewer for the naive stages at large sizes),\n"
+            "next to cuBLAS SGEMM in pedantic FP32. Each result is checked against\n"
+            "cuBLAS first. Fails unless the best stage at 4096^3 reaches F (default\n"
+            "0.75) of cuBLAS.\n",
+            program);
+}
+
+static bool parse_size(const char *text, int size[3])
+{
+    char end;
+    if (sscanf(text, "%dx%dx%d%c", &size[0], &size[1], &size[2], &end) == 3)
+        return size[0] > 0 && size[1] > 0 && size[2] > 0;
+    if (sscanf(text, "%d%c", &size[0], &end) == 1) {
+        size[1] = size[2] = size[0];
+        return size[0] > 0;
+    }
+    return false;
+}
+
+static float *random_device(size_t count, const char *stream)
+{
+    float *host = malloc(sizeof(float) * count), *device;
+    if (!host)
+        wb_fail("out of host memory for %zu floats", count);
+    wb_rng rng = wb_rng_for(stream);
+    wb_fill_floats(host, count, -1.0f, 1.0f, &rng);
+    CUDA_CHECK(cudaMalloc((void **)&device, sizeof(float) * count));
+    CUDA_CHECK(cudaMemcpy(device, host, sizeof(float) * count, cudaMemcpyHostToDevice));
+    free(host);
+    return device;
+}
+
+/* Relative norm error of a stage's C against cuBLAS's, both copied back. */
+static double error_vs(const float *dC, const double *expected, float *host, size_t count)
+{
+    CUDA_CHECK(cudaMemcpy(host, dC, sizeof(float) * count, cudaMemcpyDeviceToHost));
+    return wb_rel_error(host, expected, count);
+}
+
+/* Benchmarks one size; returns the best stage's fraction of cuBLAS. */
+static double bench_size(int m, int n, int k, int only_stage, int reps, bool *ok)
+{
+    size_t count = (size_t)m * n;
+    job j = {-1, 0, m, n, k, random_device((size_t)m * k, "matmul bench A"),
+             random_device((size_t)k * n, "matmul bench B"), NULL};
+    float *reference, *host = malloc(sizeof(float) * count);
+    double *expected = malloc(sizeof(double) * count);
+    if (!host || !expected)
+        wb_fail("out of host memory for %d x %d", m, n);
+    CUDA_CHECK(cudaMalloc((void **)&reference, sizeof(float) * count));
+    CUDA_CHECK(cudaMalloc((void **)&j.C, sizeof(float) * count));
+    matmul_cublas(j.A, j.B, reference, m, n, k);
+    CUDA_CHECK(cudaMemcpy(host, reference, sizeof(float) * count, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < count; i++)
+        expected[i] = host[i];
+
+    double flops = 2.0 * m * n * k;
+    wb_timing yard = wb_time_gpu(run, &j, 2, reps);
+    double cublas_gflops = wb_gflops(flops, yard.median_ms);
+    wb_device dev = wb_device_info();
+    char title[512];
+    snprintf(title, sizeof title,
+             "matmul m = %d, n = %d, k = %d on %s, median of %d runs\n"
+             "cuBLAS SGEMM (CUBLAS_PEDANTIC_MATH: FP32, no TF32): %.3f ms, %.0f GFLOP/s; "
+             "CGMA = FLOPs per float loaded from global memory",
+             m, n, k, dev.name, reps, yard.median_ms, cublas_gflops);
+    wb_table *table = wb_table_new("matmul-bench", title,
+                                   "m|n|k|stage|tile|time (ms)|GFLOP/s|% of cuBLAS|CGMA|error");
+    wb_table_row(table, "%d|%d|%d|cuBLAS|-|%.3f|%.0f|100.0|-|-", m, n, k, yard.median_ms,
+                 cublas_gflops);
+    double best = 0.0;
+    for (int stage = 0; stage <= 5; stage++) {
+        if (only_stage >= 0 && stage != only_stage)
+            continue;
+        for (int tile = 16; tile <= 32; tile += 16) {
+            if (stage == 2 && (m % tile || n % tile || k % tile))
+                continue;   /* stage 2 takes whole tiles only */
+            j.stage = stage;
+            j.tile_width = tile;
+            wb_poison_floats(j.C, count);
+            run(&j);
+            double err = error_vs(j.C, expected, host, count);
+            if (!(err < 1e-5)) {
+                fprintf(stderr, "stage %d (tile %d) differs from cuBLAS: relative error %g\n",
+                        stage, tile, err);
+                *ok = false;
+            }
+            /* The naive stages take a second or more at 4096^3: fewer runs. */
+            int stage_reps = stage <= 1 && flops > 1e11 ? 3 : reps;
+            wb_timing t = wb_time_gpu(run, &j, 1, stage_reps);
+            double gflops = wb_gflops(flops, t.median_ms);
+            if (err < 1e-5 && gflops > best)
+                best = gflops;
+            char tile_text[8] = "-";
+            if (stage == 2 || stage == 3)
+                snprintf(tile_text, sizeof tile_text, "%d", tile);
+            wb_table_row(table, "%d|%d|%d|%d|%s|%.3f|%.0f|%.1f|%.0f|%.1e", m, n, k, stage,
+                         tile_text, t.median_ms, gflops, 100.0 * gflops / cublas_gflops,
+                         matmul_cgma(stage, tile), err);
+            if (stage != 2 && stage != 3)
+                break;
+        }
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    CUDA_CHECK(cudaFree((void *)j.A));
+    CUDA_CHECK(cudaFree((void *)j.B));
+    CUDA_CHECK(cudaFree(j.C));
+    CUDA_CHECK(cudaFree(reference));
+    free(host);
+    free(expected);
+    return best / cublas_gflops;
+}
+
+int main(int argc, char **argv)
+{
+    int only_stage = -1, reps = 10, size[3] = {0, 0, 0};
+    double target = 0.75;
+    static const struct option options[] = {{"stage", required_argument, 0, 's'},
+                                            {"size", required_argument, 0, 'n'},
+                                            {"reps", required_argument, 0, 'r'},
+                                            {"target", required_argument, 0, 't'},
+                                            {"help", no_argument, 0, 'h'},
+                                            {0, 0, 0, 0}};
+    for (int opt; (opt = getopt_long(argc, argv, "s:n:r:t:h", options, NULL)) != -1;) {
+        switch (opt) {
+        case 's': only_stage = atoi(optarg); break;
+        case 'n':
+            if (!parse_size(optarg, size)) {
+                fprintf(stderr, "error: --size takes N or MxNxK with positive numbers\n");
+                return 2;
+            }
+            break;
+        case 'r': reps = atoi(optarg); break;
+        case 't': target = atof(optarg); break;
+        case 'h': usage(stdout, argv[0]); return 0;
+        default: usage(stderr, argv[0]); return 2;
+        }
+    }
+    if (optind < argc || only_stage < -1 || only_stage > 5 || reps < 1) {
+        fprintf(stderr, "error: need 0 <= stage <= 5 and reps >= 1 (--help)\n");
+        return 2;
+    }
+    char reason[256];
+    if (!wb_gpu_usable(reason, sizeof reason)) {
+        fprintf(stderr, "skipped: %s\n", reason);
+        return 77;   /* meson's "skipped" */
+    }
+
+    bool ok = true;
+    if (size[0]) {
+        bench_size(size[0], size[1], size[2], only_stage, reps, &ok);
+        return ok ? 0 : 1;
+    }
+    const int sizes[][3] = {{1024, 1024, 1024}, {2048, 2048, 2048}, {2048, 6144, 1536},
+                            {4096, 4096, 4096}};
+    double at_4096 = 0.0;
+    for (int i = 0; i < 4; i++)
+        at_4096 = bench_size(sizes[i][0], sizes[i][1], sizes[i][2], only_stage, reps, &ok);
+    bool met = at_4096 >= target;
+    printf("target: best stage at 4096^3 >= %.0f%% of cuBLAS: %s (best %.1f%%)\n", 100.0 * target,
+           met ? "met" : "NOT met", 100.0 * at_4096);
+    return ok && met ? 0 : 1;
+}

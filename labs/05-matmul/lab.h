@@ -1,0 +1,34 @@
+/* Lab 05, tiled matrix multiplication: C = A x B in single precision.
+ * The skeleton (labs/) and the reference (solutions/) define matmul();
+ * cublas_ref.c defines the cuBLAS yardstick that test.c and bench.c use. */
+#ifndef LAB_MATMUL_H
+#define LAB_MATMUL_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* C (m x n) = A (m x k) x B (k x n), all row-major, all device pointers,
+ * with the kernel of stage 0..5:
+ *   0 naive, 1 naive with coalesced mapping, 2 shared-memory tiles (sizes
+ *   multiples of tile_width only), 3 tiles for any size, 4 register tiling,
+ *   5 the tuned kernel (double buffering, warp layout, float4).
+ * tile_width (16 or 32) is used by stages 2 and 3 and ignored by the others.
+ * Bad arguments end the program with a message (wb_fail). Asynchronous:
+ * returns after the launch, which it has checked. */
+void matmul(int stage, int tile_width, const float *A, const float *B, float *C, int m, int n,
+            int k);
+
+/* The same product with cuBLAS SGEMM in pedantic FP32 (CUBLAS_PEDANTIC_MATH:
+ * no TF32, no reduced precision). */
+void matmul_cublas(const float *A, const float *B, float *C, int m, int n, int k);
+
+/* Global-memory loads per floating-point operation of a stage, inverted:
+ * the lecture's CGMA (FLOPs per float loaded from global memory). */
+double matmul_cgma(int stage, int tile_width);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
