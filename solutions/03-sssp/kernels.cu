@@ -234,25 +234,56 @@ void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
  * pile until the near list runs dry and the threshold moves up by delta.
  * Nodes are then mostly settled once, in distance order, like Dijkstra's
  * buckets. */
-__global__ void relax_near_stage4(sssp_graph g, int *dist, round_lists l, int *queued,
-                                  int threshold, int *far, int *far_count, int *far_queued,
+typedef struct {
+    round_lists near;
+    int *queued, threshold;
+    int *far, *far_count, *far_queued;
+} near_far;
+
+__device__ void relax_edge_stage4(sssp_graph g, int *dist, int e, int du, near_far nf)
+{
+    int v = g.adj[e], alt = du + g.weight[e];
+    if (alt < dist[v] && alt < atomicMin(&dist[v], alt)) {
+        if (alt < nf.threshold)
+            push(v, nf.near.out, nf.near.out_count, nf.queued);
+        else
+            push(v, nf.far, nf.far_count, nf.far_queued);
+    }
+}
+
+/* Load balance: a warp's lanes loop over their nodes' edges together, so a
+ * power-law hub with a million edges would keep 31 lanes (and the round)
+ * waiting. Nodes with more than 32 edges are expanded by the whole warp,
+ * one after the other; the rest by their own lane. */
+__global__ void relax_near_stage4(sssp_graph g, int *dist, near_far nf,
                                   unsigned long long *edges)
 {
-    int n = begin_round(l);
+    int n = begin_round(nf.near);
     unsigned long long relaxed = 0;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        int u = l.in[i], du = pop(u, queued, dist);
-        int first = g.row_start[u], last = g.row_start[u + 1];
-        for (int e = first; e < last; e++) {
-            int v = g.adj[e], alt = du + g.weight[e];
-            if (alt < dist[v] && alt < atomicMin(&dist[v], alt)) {
-                if (alt < threshold)
-                    push(v, l.out, l.out_count, queued);
-                else
-                    push(v, far, far_count, far_queued);
-            }
+    int lane = threadIdx.x % 32;
+    for (int base = blockIdx.x * blockDim.x + threadIdx.x - lane; base < n;
+         base += gridDim.x * blockDim.x) {
+        int i = base + lane, du = 0, first = 0, last = 0;
+        if (i < n) {
+            int u = nf.near.in[i];
+            du = pop(u, nf.queued, dist);
+            first = g.row_start[u];
+            last = g.row_start[u + 1];
+            relaxed += last - first;
         }
-        relaxed += last - first;
+        unsigned hubs;
+        while ((hubs = __ballot_sync(0xffffffffu, last - first > 32))) {
+            int leader = __ffs(hubs) - 1;
+            int hub_first = __shfl_sync(0xffffffffu, first, leader);
+            int hub_last = __shfl_sync(0xffffffffu, last, leader);
+            int hub_du = __shfl_sync(0xffffffffu, du, leader);
+            for (int e = hub_first + lane; e < hub_last; e += 32)
+                relax_edge_stage4(g, dist, e, hub_du, nf);
+            if (lane == leader)
+                first = last;
+        }
+        for (int e = first; e < last; e++)
+            relax_edge_stage4(g, dist, e, du, nf);
     }
     add_edges(edges, relaxed);
 }
@@ -286,9 +317,9 @@ void sssp_stage4(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
     int *far_counts = &work->counts[4];
     for (;;) {
         for (int i = 0; i < ROUNDS_PER_CHECK; i++, round++) {
-            relax_near_stage4<<<worklist_blocks(g.n), BLOCK>>>(
-                g, dist, lists_for_round(work, round), work->queued, (int)threshold,
-                work->far[pile], &far_counts[pile], work->far_queued, work->edges);
+            near_far nf = {lists_for_round(work, round), work->queued, (int)threshold,
+                           work->far[pile], &far_counts[pile], work->far_queued};
+            relax_near_stage4<<<worklist_blocks(g.n), BLOCK>>>(g, dist, nf, work->edges);
             CUDA_CHECK_LAUNCH();
         }
         int counts[6];
