@@ -72,7 +72,7 @@ def main():
                + " ".join(f"{sx(a):.1f},{sy(b):.1f}" for a, b in pts) + '"/>')
     out.append(f'<text x="{sx(10 ** x_hi) - 4}" y="{sy(args.peak) - 6}" text-anchor="end">FP32 peak '
                f'{args.peak:.0f} GFLOP/s</text>')
-    out.append(f'<text x="{sx(0.2)}" y="{sy(args.bandwidth * 0.2) - 8}">{args.bandwidth:.0f} GB/s</text>')
+    out.append(f'<text x="{sx(1.5)}" y="{sy(args.bandwidth * 1.5) - 8}" text-anchor="end">{args.bandwidth:.0f} GB/s</text>')
     colours = ["#d62728", "#ff7f0e", "#2ca02c", "#17becf", "#1f77b4", "#9467bd", "#000"]
     for i, r in enumerate(rows):
         gflops = float(r["GFLOP/s"])
@@ -87,8 +87,11 @@ def main():
         x, y = sx(intensity), sy(gflops)
         colour = colours[int(r["stage"]) % len(colours)]
         out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{colour}"/>')
-        dy = 14 if r["tile"] == "32" else -8
-        out.append(f'<text x="{x + 8:.1f}" y="{y + dy:.1f}">{label}: {gflops:.0f}</text>')
+        # Stages 2 and 3 share an intensity: 2 labels right, 3 labels left.
+        dy = 14 if r["tile"] == "32" or r["stage"] in ("4", "5") else -8
+        dx, anchor = (-8, "end") if r["stage"] == "3" else (8, "start")
+        out.append(f'<text x="{x + dx:.1f}" y="{y + dy:.1f}" text-anchor="{anchor}">'
+                   f'{label}: {gflops:.0f}</text>')
     out.append("</svg>")
     with open(args.output, "w") as f:
         f.write("\n".join(out) + "\n")
