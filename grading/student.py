@@ -368,7 +368,11 @@ def run(args):
         value = getattr(args, option)
         if value is not None:
             command += [f"--{option}", str(value)]
-    status_code = subprocess.call(command + args.extra)
+    # The tables go where `status` and `handouts/book fill` look for them.
+    results = os.path.join(RESULTS, f"{name}-{side}-bench")
+    os.makedirs(results, exist_ok=True)
+    status_code = subprocess.call(command + args.extra,
+                                  env=dict(os.environ, WB_RESULTS_DIR=results))
     if status_code == 77:
         print("(skipped: no usable GPU here)")
         return 0
