@@ -15,13 +15,19 @@ import reports
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def gpu_count():
+def gpus_listed():
+    """How many GPUs nvidia-smi lists; 0 without a driver or GPU."""
     try:
         out = subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                              text=True, timeout=30)
-        return max(1, sum(l.startswith("GPU ") for l in out.stdout.splitlines()))
     except (OSError, subprocess.TimeoutExpired):
-        return 1
+        return 0
+    return sum(l.startswith("GPU ") for l in out.stdout.splitlines())
+
+
+def gpu_count():
+    """GPUs to spread a batch over (one slot even on a machine without any)."""
+    return max(1, gpus_listed())
 
 
 def submissions_in(folder):
