@@ -206,7 +206,8 @@ def status(args):
     print("\n" + progress_bar(done, total))
     skipped = sum(r.count("skipped") for r in rows)
     if skipped:
-        print(Style.yellow(f"{skipped} stages were not tested: this machine has no usable GPU."))
+        stages = "1 stage was" if skipped == 1 else f"{skipped} stages were"
+        print(Style.yellow(f"{stages} not tested: this machine has no usable GPU."))
     if next_step:
         name, stage, state = next_step
         verb = "fix" if state == "failing" else "do"
