@@ -231,7 +231,7 @@ def grade_lab(folder, name, build, defaults, lab_rubric, args, notes):
         if got["status"] == "passed":
             t.update(status="passed", score=t["max_score"])
             if args.sanitize:
-                findings = sanitize(student_bin, t, lim)
+                findings = t["sanitizer"] = sanitize(student_bin, t, lim)
                 if findings:
                     text += "\nsanitizer: " + "; ".join(findings)
                     t["score"] = max(0.0, t["score"] * (1 - defaults["sanitize_penalty"] * len(findings)))

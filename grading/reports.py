@@ -34,6 +34,12 @@ def summary_lines(report):
     for r in report["labs"]:
         if r["message"]:
             lines.append(f"{r['lab']}: {r['message']}")
+    checked = [(r["lab"], t) for r in report["labs"] for t in r["tests"] if "sanitizer" in t]
+    if checked:
+        found = [f"{lab}/{t['test']}: {finding}" for lab, t in checked for finding in t["sanitizer"]]
+        lines.append(f"compute-sanitizer ran on {len(checked)} passing test(s): "
+                     + (f"{len(found)} finding(s)" if found else "no findings"))
+        lines += ["  " + f[:300] for f in found]
     if report["ignored"]:
         lines.append("ignored files in the submission: " + ", ".join(report["ignored"][:10]))
     lines.append("isolation: " + report["isolation"])
