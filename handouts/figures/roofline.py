@@ -33,15 +33,15 @@ points = [px(10 ** X0, BANDWIDTH * 10 ** X0), px(ridge, PEAK), px(10 ** X1, PEAK
 s.polyline(points, stroke="#1f5fa8", width=2.5)
 s.text(px(ridge, PEAK)[0] + 6, px(ridge, PEAK)[1] + 20, f"ridge: {ridge:.0f} FLOP/byte",
        size=12, anchor="start")
-s.text(px(0.02, BANDWIDTH * 0.02)[0] + 40, px(0.02, BANDWIDTH * 0.02)[1] - 10,
-       "copy bandwidth 2.93 TB/s", size=12, anchor="start")
-s.text(px(200, PEAK)[0], px(200, PEAK)[1] - 8, "cuBLAS SGEMM 51 TFLOP/s", size=12)
-for name, intensity in (("vector add (1/12)", 1 / 12), ("reduction (1/4)", 1 / 4),
-                        ("naive matmul (1/4 per load)", 0.25 * 1.0001)):
+# Labels below-right of the rising slope and above-left of the points stay
+# clear of the line.
+slope_x, slope_y = px(10 ** -2.5, BANDWIDTH * 10 ** -2.5)
+s.text(slope_x + 12, slope_y + 26, "copy bandwidth 2.93 TB/s", size=12, anchor="start")
+s.text(left + w - 6, px(1, PEAK)[1] - 8, "cuBLAS SGEMM 51 TFLOP/s", size=12, anchor="end")
+for label, intensity in (("vector add (1/12)", 1 / 12), ("reduction, naive matmul (1/4)", 1 / 4)):
     x, y = px(intensity, BANDWIDTH * intensity)
     s.circle(x, y, 4, fill="#c0392b")
-s.text(px(1 / 12, BANDWIDTH / 12)[0] + 6, px(1 / 12, BANDWIDTH / 12)[1] + 18,
-       "vector add, reduction, naive matmul", size=11, anchor="start", fill="#c0392b")
+    s.text(x - 8, y - 8, label, size=11, anchor="end", fill="#c0392b")
 s.text(left + w / 2, top + h + 34, "arithmetic intensity (FLOP per byte moved)", size=12)
 s.text(left + 4, top + 14, "GFLOP/s", size=12, anchor="start")
 s.save(sys.argv[1])
