@@ -1,6 +1,7 @@
 """Batch grading: every entry of a folder (a directory, .zip or .tar.gz) is
 one submission, graded by its own `workbook grade` process; one submission
-per GPU at a time (CUDA_VISIBLE_DEVICES), a progress bar, a final CSV."""
+per GPU at a time (CUDA_VISIBLE_DEVICES), a progress bar, a final CSV.
+With --slurm the same gradings run as a Slurm job array (slurm.py)."""
 import csv
 import json
 import os
@@ -39,22 +40,46 @@ def submissions_in(folder):
     return [os.path.join(folder, n) for n in names]
 
 
+def report_file(path, rows_dir):
+    """Where a submission's JSON report goes (its log: the same with .log)."""
+    return os.path.join(rows_dir, os.path.basename(path) + ".json")
+
+
 def grade_one(path, device, rows_dir, extra):
-    row_file = os.path.join(rows_dir, os.path.basename(path) + ".json")
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(device))
+    """Grades one submission in its own `workbook grade` process; its JSON
+    report and log go to rows_dir. device: the GPU to show it, or None to
+    leave CUDA_VISIBLE_DEVICES as it is (Slurm sets it for the task)."""
+    env = dict(os.environ)
+    if device is not None:
+        env["CUDA_VISIBLE_DEVICES"] = str(device)
     cmd = [sys.executable, os.path.join(HERE, "workbook.py"), "grade", "--submission", path,
-           "--json", row_file] + extra
+           "--json", report_file(path, rows_dir)] + extra
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           errors="replace")
     with open(os.path.join(rows_dir, os.path.basename(path) + ".log"), "w") as f:
         f.write(proc.stdout)
+    return collect(path, rows_dir, lambda: proc.stdout[-300:])
+
+
+def collect(path, rows_dir, why):
+    """The CSV row of a graded submission, from its JSON report; without a
+    report, an error row ("the grader failed on this submission: " + why())
+    so that the CSV still has every submission."""
     try:
-        with open(row_file) as f:
+        with open(report_file(path, rows_dir)) as f:
             report = json.load(f)
     except (OSError, ValueError):
-        report = reports.rejected("the grader failed on this submission: " + proc.stdout[-300:], path)
+        report = reports.rejected("the grader failed on this submission: " + why(), path)
     report["submission"] = os.path.basename(path)
     return reports.csv_row(report)
+
+
+def write_csv(rows, path):
+    rows.sort(key=lambda r: r["submission"])
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=reports.CSV_FIELDS)
+        w.writeheader()
+        w.writerows(rows)
 
 
 def progress(done, total):
@@ -64,11 +89,19 @@ def progress(done, total):
     sys.stderr.flush()
 
 
+def grade_options(args):
+    """The `workbook grade` options every submission of the batch gets."""
+    extra = sum((["--lab", lab] for lab in args.lab or []), [])
+    return extra + (["--rubric", os.path.abspath(args.rubric)] if args.rubric else [])
+
+
 def batch(args):
     paths = submissions_in(args.folder)
+    if args.slurm:
+        import slurm
+        return slurm.run(args, paths, grade_options(args))
     gpus = args.gpus or gpu_count()
-    extra = sum((["--lab", lab] for lab in args.lab or []), [])
-    extra += ["--rubric", os.path.abspath(args.rubric)] if args.rubric else []
+    extra = grade_options(args)
     rows_dir = args.logs or tempfile.mkdtemp(prefix="wbbatch-")
     os.makedirs(rows_dir, exist_ok=True)
     todo = queue.Queue()
@@ -95,11 +128,7 @@ def batch(args):
     for t in threads:
         t.join()
     sys.stderr.write("\n")
-    rows.sort(key=lambda r: r["submission"])
-    with open(args.csv, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=reports.CSV_FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(rows, args.csv)
     print(f"{len(rows)} submissions graded on {gpus} GPU(s): {args.csv} (logs in {rows_dir})")
     return 0
 
@@ -114,5 +143,23 @@ def add_commands(sub):
                         "timings then disturb each other)")
     b.add_argument("--rubric", help="rubric file (default grading/rubric.toml)")
     b.add_argument("--lab", action="append", help="only this lab (repeatable)")
-    b.add_argument("--logs", help="folder for each submission's JSON report and log")
+    b.add_argument("--logs", help="folder for each submission's JSON report and log (default: a new temporary "
+                                  "folder; with --slurm a new wbbatch-* folder in the current directory)")
+    s = b.add_argument_group(
+        "Slurm", "--slurm grades on a Slurm cluster instead, as one job array (one task per submission), "
+        "and gathers the results into the same CSV when the array has finished. This checkout, the "
+        "submissions and --logs must be on a filesystem that the nodes share.")
+    s.add_argument("--slurm", action="store_true", help="submit the batch to Slurm with sbatch")
+    s.add_argument("--gres", default="gpu:1", help="generic resources per task (default gpu:1)")
+    s.add_argument("--no-gres", action="store_true", help="ask for no --gres (CPU-only grading)")
+    s.add_argument("--partition", help="the partition to submit to (default: the cluster's default)")
+    s.add_argument("--time-limit", metavar="TIME",
+                   help="Slurm time limit per task: minutes (30) or H:MM:SS (default: the partition's)")
+    s.add_argument("--sbatch-arg", action="append", metavar="ARG", default=[],
+                   help="one more sbatch option, e.g. --sbatch-arg=--account=cs101 (repeatable; "
+                        "use the = form for values that start with a dash)")
+    s.add_argument("--max-running", type=int, metavar="K",
+                   help="at most K tasks of the array at a time (sbatch --array=...%%K)")
+    s.add_argument("--wait-limit", type=float, metavar="SECONDS",
+                   help="stop waiting after this long: cancel what has not finished and grade it as an error")
     b.set_defaults(func=batch)
