@@ -12,7 +12,8 @@ BUILD = os.environ.get("WB_BUILD_DIR", os.path.join(ROOT, "build"))
 def all_labs():
     """(folder, name) of every lab, in the order meson.build lists them,
     e.g. ("04-reduction", "reduction"). Labs without a folder yet are left out."""
-    text = open(os.path.join(ROOT, "meson.build")).read()
+    with open(os.path.join(ROOT, "meson.build")) as f:
+        text = f.read()
     block = re.search(r"all_labs = \[(.*?)\]", text, re.S).group(1)
     folders = re.findall(r"'([0-9]{2}-[a-z0-9-]+)'", block)
     return [(f, f[3:]) for f in folders

@@ -189,8 +189,10 @@ def progress_bar(done, total, width=30):
 
 def status(args):
     if args.run:
+        chosen = [lab_or_exit(n)[1] for n in args.lab] if args.lab else None
         for _, name in labs.all_labs():
-            run_lab_tests(name)
+            if chosen is None or name in chosen:
+                run_lab_tests(name)
     rows, next_step, done, total = [], None, 0, 0
     for folder, name in labs.all_labs():
         for stage, title, state, detail in stage_states(folder, name, args.within):
@@ -357,6 +359,9 @@ def watch(args):
 def run(args):
     folder, name = lab_or_exit(args.lab)
     side = "reference" if args.reference else "student"
+    if args.reference and not os.path.isdir(os.path.join(labs.ROOT, "solutions")):
+        sys.exit("error: no reference in this copy (the student copy has no solutions/): "
+                 f"run `grading/workbook run {name}` for yours; its tables show the yardsticks")
     target = f"{name}-bench-{side}"
     if not os.path.isfile(os.path.join(labs.ROOT, "labs", folder, "bench.c")):
         sys.exit(f"{name} has no benchmark program (labs/{folder}/bench.c)")
@@ -383,6 +388,8 @@ def run(args):
 def add_commands(sub):
     s = sub.add_parser("status", help="every lab and stage with its state, and what to do next")
     s.add_argument("--run", action="store_true", help="re-run every lab's tests first")
+    s.add_argument("--lab", action="append", metavar="LAB",
+                   help="with --run: re-run only this lab's tests (repeatable)")
     s.add_argument("--within", type=float, default=20.0, metavar="PCT",
                    help="'fast' means within PCT%% of the reference's speed (default 20)")
     s.set_defaults(func=status)

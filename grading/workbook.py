@@ -2,25 +2,62 @@
 """cuda-workbook: build, test and grade the labs.
 
 Run `grading/workbook COMMAND --help` for a command's options. With no
-command, `grade` runs.
+command, `grade` runs with the options given (in the student copy, which
+has no grader: `status --run`, e.g. `grading/workbook --lab vector-add`).
 """
 import argparse
+import importlib
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import grader  # noqa: E402
 import student  # noqa: E402
+
+# Instructor commands by module; the student copy (`release`) leaves these
+# modules out, and its commands then say so instead of "invalid choice".
+INSTRUCTOR = {"grader": ("grade", "batch"), "release": ("release",)}
+
+
+def optional(module):
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name != module:
+            raise
+        return None
+
+
+def not_in_this_copy(args):
+    print(f"error: `grading/workbook {args.command}` is an instructor command and is not part of "
+          "this student copy (no reference in this copy: solutions/ and the grader are left out). "
+          "Use `grading/workbook status --run` to build and test your labs.", file=sys.stderr)
+    return 2
 
 
 def main():
     parser = argparse.ArgumentParser(prog="grading/workbook", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    grader.add_commands(sub)
+    have_grader = False
+    for module, commands in INSTRUCTOR.items():
+        loaded = optional(module)
+        if loaded:
+            loaded.add_commands(sub)
+            have_grader |= module == "grader"
+            continue
+        for command in commands:
+            stub = sub.add_parser(command, help="(instructors only: not in this copy)",
+                                  description="An instructor command: not in this student copy.")
+            stub.set_defaults(func=not_in_this_copy)
     student.add_commands(sub)
-    args = parser.parse_args(sys.argv[1:] or ["grade"])
+    default = ["grade"] if have_grader else ["status", "--run"]
+    argv = sys.argv[1:]
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+        argv = default + argv   # `grading/workbook --lab vector-add`
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and getattr(args, "func", None) is not not_in_this_copy:
+        parser.error("unrecognized arguments: " + " ".join(unknown))
     return args.func(args)
 
 

@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""The student copy (`grading/workbook release`): the hidden-test remover on
+made-up test files, then a real release in a temporary folder: no
+solutions/, no hidden test names anywhere, a student README; it configures,
+builds and its lab tests are skipped without a GPU (exit 77) and fail with
+one (the skeletons are incomplete); its student commands work, the
+instructor ones say they are not there. WB_KEEP_RELEASE=1 keeps the folder."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "grading"))
+
+import labs  # noqa: E402
+import release  # noqa: E402
+
+WORKBOOK = os.path.join(ROOT, "grading", "workbook")
+HIDDEN = release.hidden_tests(release.DEFAULT_RUBRIC)
+
+
+def has_gpu():
+    try:
+        proc = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0 and "GPU" in proc.stdout
+
+
+def tool_env(build=None):
+    env = dict(os.environ, NO_COLOR="1")
+    env.pop("WB_BUILD_DIR", None)
+    if build:
+        env["WB_BUILD_DIR"] = build
+    if not shutil.which("nvcc") and os.path.exists("/usr/local/cuda/bin/nvcc"):
+        env["PATH"] = "/usr/local/cuda/bin:" + env["PATH"]
+    return env
+
+
+def run(command, cwd=ROOT, env=None, timeout=600):
+    return subprocess.run(command, cwd=cwd, env=env or tool_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace", timeout=timeout)
+
+
+TEST_FILE = r'''#include "lab.h"
+
+TestSuite(lab, .init = wb_test_require_gpu);
+
+Test(lab, stage0_kept)
+{
+    check("}{ not a brace", '}');   /* } */
+}
+
+/* Says what the hidden test checks:
+ * over two lines. */
+Test(lab, stage0_secret, .description = "a (tricky) case, with } in it")
+{
+    if (x) {
+        check("{", '{');   // {
+    }
+}
+
+ParameterizedTestParameters(lab, stage1_secret_sizes)
+{
+    static int sizes[] = {1, 2};
+    return cr_make_param_array(int, sizes, 2);
+}
+
+// a line comment above
+ParameterizedTest(int *n, lab, stage1_secret_sizes)
+{
+    check_size(*n);
+}
+
+#define MADE(N) Test(lab, stage##N##_by_macro) { check(N); }
+MADE(2)
+
+Test(lab, timing_kept) { time_it(); }
+'''
+
+
+class Remover(unittest.TestCase):
+    def test_removes_a_test_and_its_comment_keeps_the_others(self):
+        text, removed = release.remove_test(TEST_FILE, "stage0_secret")
+        self.assertEqual(removed, 1)
+        self.assertNotIn("stage0_secret", text)
+        self.assertNotIn("Says what the hidden test checks", text)
+        self.assertNotIn("tricky", text)
+        for kept in ("stage0_kept", '"}{ not a brace"', "stage1_secret_sizes", "timing_kept", "MADE(2)"):
+            self.assertIn(kept, text)
+        self.assertNotIn("if (x)", text)
+        self.assertIn("}\n\nParameterizedTestParameters(lab, stage1_secret_sizes)", text)
+
+    def test_removes_a_parameterized_test_with_its_parameters(self):
+        text, removed = release.remove_test(TEST_FILE, "stage1_secret_sizes")
+        self.assertEqual(removed, 2)
+        self.assertNotIn("stage1_secret_sizes", text)
+        self.assertNotIn("a line comment above", text)
+        self.assertNotIn("check_size", text)
+        self.assertIn("stage0_secret", text)
+
+    def test_a_test_made_by_a_macro_is_an_error(self):
+        folder = tempfile.mkdtemp(prefix="wb-release-unit-")
+        try:
+            os.makedirs(os.path.join(folder, "labs", "00-x"))
+            with open(os.path.join(folder, "labs", "00-x", "test.c"), "w") as f:
+                f.write(TEST_FILE)
+            with self.assertRaisesRegex(release.ReleaseError, "made by a macro"):
+                release.strip_hidden(folder, [("00-x", "x", "stage2_by_macro")])
+            with self.assertRaisesRegex(release.ReleaseError, "no Test"):
+                release.strip_hidden(folder, [("00-x", "x", "stage9_nowhere")])
+        finally:
+            shutil.rmtree(folder)
+
+    def test_the_rubric_hides_only_tests_that_exist(self):
+        """Every hidden test of the real rubric is a plain Test block of its lab."""
+        for folder, _, name in HIDDEN:
+            with open(os.path.join(ROOT, "labs", folder, "test.c")) as f:
+                self.assertGreaterEqual(release.remove_test(f.read(), name)[1], 1, name)
+
+
+class Release(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="wb-release-test-")
+        cls.out = os.path.join(cls.tmp, "student")
+        cls.made = run([WORKBOOK, "release", "--out", cls.out])
+
+    @classmethod
+    def tearDownClass(cls):
+        if os.environ.get("WB_KEEP_RELEASE"):
+            print(f"kept {cls.tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_1_contents(self):
+        self.assertEqual(self.made.returncode, 0, self.made.stdout)
+        for gone in ("solutions", "tests", "grading/grader.py", "grading/rubric.toml",
+                     "grading/release.py", "grading/gradescope", "labs/README.md"):
+            self.assertFalse(os.path.exists(os.path.join(self.out, gone)), gone)
+        for there in ("meson.build", "common/workbook.h", "handouts/00-vector-add.md",
+                      "grading/workbook", "grading/student.py"):
+            self.assertTrue(os.path.exists(os.path.join(self.out, there)), there)
+        with open(os.path.join(self.out, "README.md")) as f:
+            readme = f.read()
+        self.assertIn("meson setup build", readme)
+        self.assertIn("grading/workbook hint", readme)
+        for folder, name in labs.all_labs():
+            self.assertIn(folder, readme, "the student README lists every lab")
+            self.assertTrue(os.path.exists(os.path.join(self.out, "labs", folder, "kernels.cu")))
+
+    def test_1_no_hidden_test_is_named(self):
+        self.assertTrue(HIDDEN, "the rubric hides no test: nothing to check")
+        self.assertEqual(release.leaks(self.out, [n for _, _, n in HIDDEN]), [])
+        for folder, _, name in HIDDEN:
+            with open(os.path.join(ROOT, "labs", folder, "test.c")) as f:
+                self.assertIn(name, f.read(), "the checkout itself still has the test")
+
+    def test_2_refuses_to_overwrite(self):
+        again = run([WORKBOOK, "release", "--out", self.out])
+        self.assertNotEqual(again.returncode, 0)
+        self.assertIn("not empty", again.stdout)
+        inside = run([WORKBOOK, "release", "--out", os.path.join(ROOT, "labs", "x")])
+        self.assertNotEqual(inside.returncode, 0)
+        self.assertFalse(os.path.exists(os.path.join(ROOT, "labs", "x")))
+        self.assertNotEqual(run([WORKBOOK, "release"]).returncode, 0)
+
+    def test_2_tarball(self):
+        tarball = os.path.join(self.tmp, "cuda-workbook-2026.tar.gz")
+        made = run([WORKBOOK, "release", "--tarball", tarball])
+        self.assertEqual(made.returncode, 0, made.stdout)
+        with tarfile.open(tarball) as tar:
+            names = tar.getnames()
+        self.assertIn("cuda-workbook-2026/README.md", names)
+        self.assertIn("cuda-workbook-2026/labs/00-vector-add/kernels.cu", names)
+        self.assertFalse([n for n in names if "/solutions" in n or "/tests/" in n])
+        self.assertNotEqual(run([WORKBOOK, "release", "--tarball", tarball]).returncode, 0)
+        self.assertEqual(run([WORKBOOK, "release", "--tarball", tarball, "--force"]).returncode, 0)
+
+    def test_3_builds_and_its_tests_fail_or_skip(self):
+        self.assertEqual(self.made.returncode, 0, self.made.stdout)
+        gpu = has_gpu()
+        build = os.path.join(self.out, "build")
+        arch = "auto" if gpu else "9.0"   # one architecture: a quick build
+        setup = run(["meson", "setup", build, "-Dgpu_arch=" + arch], cwd=self.out)
+        self.assertEqual(setup.returncode, 0, setup.stdout[-3000:])
+        compiled = run(["meson", "compile", "-C", build], cwd=self.out, timeout=1200)
+        self.assertEqual(compiled.returncode, 0, compiled.stdout[-3000:])
+        students = {f"{name}-student" for _, name in labs.all_labs()}
+        hidden = [n for _, _, n in HIDDEN]
+        for binary in students:
+            listing = run([os.path.join(build, binary), "--list"]).stdout
+            self.assertIn("stage", listing, binary)
+            for name in hidden:
+                self.assertNotIn(name, listing, f"{binary} still has the hidden test")
+        # --fail-fast: one failing test is enough to show a skeleton fails.
+        tested = run(["meson", "test", "-C", build, "--suite", "student", "--no-rebuild",
+                      "--test-args=--fail-fast"], cwd=self.out, timeout=1500)
+        results = {}
+        with open(os.path.join(build, "meson-logs", "testlog.json")) as f:
+            for line in f:
+                entry = json.loads(line)
+                results[entry["name"].split(" / ")[-1]] = entry["result"]
+        self.assertEqual(set(results), students, tested.stdout[-2000:])
+        expected = "FAIL" if gpu else "SKIP"
+        wrong = {name: result for name, result in results.items() if result != expected}
+        self.assertEqual(wrong, {}, f"every lab's student tests should be {expected} "
+                         f"({'GPU' if gpu else 'no GPU'} here)\n" + tested.stdout[-2000:])
+
+        # The student commands, in the copy.
+        workbook = os.path.join(self.out, "grading", "workbook")
+        env = tool_env(build)
+        hint = run([workbook, "hint", "vector-add", "0"], cwd=self.out, env=env)
+        self.assertEqual(hint.returncode, 0, hint.stdout)
+        self.assertIn("hint 1 of", hint.stdout)
+        status = run([workbook, "--lab", "vector-add"], cwd=self.out, env=env)
+        self.assertEqual(status.returncode, 0, status.stdout)
+        self.assertIn("cuda-workbook progress", status.stdout)
+        if not gpu:
+            self.assertIn("no usable GPU", status.stdout)
+        for command in (["grade"], ["batch", "x"], ["release", "--out", "x"],
+                        ["run", "vector-add", "--reference"]):
+            refused = run([workbook] + command, cwd=self.out, env=env)
+            self.assertNotEqual(refused.returncode, 0, command)
+            self.assertIn("no reference in this copy", refused.stdout, command)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
