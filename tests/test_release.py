@@ -85,24 +85,23 @@ Test(lab, timing_kept) { time_it(); }
 
 
 class Remover(unittest.TestCase):
+    def check_removal(self, name, blocks, gone, kept):
+        text, removed = release.remove_test(TEST_FILE, name)
+        self.assertEqual(removed, blocks)
+        for part in (name,) + gone:
+            self.assertNotIn(part, text)
+        for part in kept:
+            self.assertIn(part, text)
+
     def test_removes_a_test_and_its_comment_keeps_the_others(self):
-        text, removed = release.remove_test(TEST_FILE, "stage0_secret")
-        self.assertEqual(removed, 1)
-        self.assertNotIn("stage0_secret", text)
-        self.assertNotIn("Says what the hidden test checks", text)
-        self.assertNotIn("tricky", text)
-        for kept in ("stage0_kept", '"}{ not a brace"', "stage1_secret_sizes", "timing_kept", "MADE(2)"):
-            self.assertIn(kept, text)
-        self.assertNotIn("if (x)", text)
-        self.assertIn("}\n\nParameterizedTestParameters(lab, stage1_secret_sizes)", text)
+        self.check_removal(
+            "stage0_secret", 1, gone=("Says what the hidden test checks", "tricky", "if (x)"),
+            kept=("stage0_kept", '"}{ not a brace"', "stage1_secret_sizes", "timing_kept", "MADE(2)",
+                  "}\n\nParameterizedTestParameters(lab, stage1_secret_sizes)"))
 
     def test_removes_a_parameterized_test_with_its_parameters(self):
-        text, removed = release.remove_test(TEST_FILE, "stage1_secret_sizes")
-        self.assertEqual(removed, 2)
-        self.assertNotIn("stage1_secret_sizes", text)
-        self.assertNotIn("a line comment above", text)
-        self.assertNotIn("check_size", text)
-        self.assertIn("stage0_secret", text)
+        self.check_removal("stage1_secret_sizes", 2, gone=("a line comment above", "check_size"),
+                           kept=("stage0_secret",))
 
     def test_a_test_made_by_a_macro_is_an_error(self):
         folder = tempfile.mkdtemp(prefix="wb-release-unit-")
