@@ -9,6 +9,7 @@ grading/student-README.md. Without solutions/, meson.build builds the student
 side only; the repository test tests/test_release.py checks that the copy
 builds and that its lab tests fail (or skip without a GPU).
 """
+import glob
 import os
 import re
 import shutil
@@ -247,6 +248,20 @@ def make_copy(out, rubric_path):
     return hidden
 
 
+def dangling_mentions(out):
+    """["file:line"] where the copy's prose for students (handouts, hints)
+    names a folder or file the copy leaves out: worth rewording, not an
+    error. (Results measured with `<lab>-bench-reference` are not listed.)"""
+    found = []
+    for pattern in ("handouts/*.md", "labs/*/hints.txt"):
+        for path in sorted(glob.glob(os.path.join(out, pattern))):
+            with open(path, errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    if re.search(r"\bsolutions/|\btests/|grading/README", line):
+                        found.append(f"{os.path.relpath(path, out)}:{number}")
+    return found
+
+
 def write_tarball(tree, tarball):
     """tree's contents as TARBALL, under one top folder named after it."""
     base = os.path.basename(tarball)
@@ -314,6 +329,7 @@ def release(args):
             tree = os.path.join(tmp, "copy")
             os.makedirs(tree)
             hidden = make_copy(tree, args.rubric)
+            dangling = dangling_mentions(tree)
             wrote = []
             if args.tarball:
                 top = write_tarball(tree, args.tarball)
@@ -336,6 +352,9 @@ def release(args):
               + ", ".join(f"{lab}/{name}" for _, lab, name in hidden) + ".")
     else:
         print("Hidden tests removed: none (the rubric hides none).")
+    if dangling:
+        print("Note: these lines for students name what the copy leaves out (solutions/, "
+              "tests/, the grader's README): " + ", ".join(dangling))
     print("To try it: meson setup build && meson test -C build   (in the copy; "
           "without a GPU the lab tests are skipped, with one they fail until the labs are done)")
     return 0
