@@ -150,7 +150,7 @@ def remove_test(text, name):
         spans.append((comment_above(text, match.start()), end))
     for start, end in reversed(spans):
         before, after = text[:start].rstrip("\n"), text[end:].lstrip("\n")
-        text = before + ("\n\n" if before and after else "\n") + after
+        text = (before + "\n\n" + after) if before and after else (before + "\n" if before else after)
     return text, len(spans)
 
 
@@ -198,7 +198,7 @@ def strip_hidden(out, hidden):
                 f"{shown}: the rubric hides {lab}'s test '{name}', but no "
                 f"Test(<suite>, {name}, ...) block is in that file. A test made by a macro "
                 "cannot be hidden: write it as its own Test block (or fix the name in the rubric).")
-        if name in text:
+        if re.search(rf"\b{name}\b", text):
             raise ReleaseError(f"{shown}: '{name}' is still named after its Test block was "
                                "removed (a comment, a string or another test): rename or remove it")
         with open(path, "w") as f:
@@ -206,14 +206,16 @@ def strip_hidden(out, hidden):
 
 
 def leaks(out, names):
-    """[(file, name)] for every file of the copy that still names a hidden test."""
+    """[(file, name)] for every file of the copy that still names a hidden
+    test (as a whole word: another test may start with its name)."""
+    words = [(n, re.compile(rb"\b" + n.encode() + rb"\b")) for n in names]
     found = []
     for folder, _, files in os.walk(out):
         for file in files:
             path = os.path.join(folder, file)
             with open(path, "rb") as f:
                 data = f.read()
-            found += [(os.path.relpath(path, out), n) for n in names if n.encode() in data]
+            found += [(os.path.relpath(path, out), n) for n, word in words if word.search(data)]
     return found
 
 

@@ -103,6 +103,19 @@ class Remover(unittest.TestCase):
         self.check_removal("stage1_secret_sizes", 2, gone=("a line comment above", "check_size"),
                            kept=("stage0_secret",))
 
+    def test_a_longer_name_is_another_test(self):
+        folder = tempfile.mkdtemp(prefix="wb-release-unit-")
+        try:
+            os.makedirs(os.path.join(folder, "labs", "00-x"))
+            with open(os.path.join(folder, "labs", "00-x", "test.c"), "w") as f:
+                f.write("Test(s, stage0_a) { one(); }\nTest(s, stage0_a_more) { two(); }\n")
+            release.strip_hidden(folder, [("00-x", "x", "stage0_a")])
+            self.assertEqual(release.leaks(folder, ["stage0_a"]), [])
+            with open(os.path.join(folder, "labs", "00-x", "test.c")) as f:
+                self.assertEqual(f.read(), "Test(s, stage0_a_more) { two(); }\n")
+        finally:
+            shutil.rmtree(folder)
+
     def test_a_test_made_by_a_macro_is_an_error(self):
         folder = tempfile.mkdtemp(prefix="wb-release-unit-")
         try:
