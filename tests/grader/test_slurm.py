@@ -157,8 +157,34 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
                                        and not any(noise in l for noise in NOISE)][-5:]
         return "\n".join(text)
 
-    def stop(self):
-        if any(name == "slurmctld" and p.poll() is None for name, p in self.procs):
+    def leftovers(self):
+        """The processes of this cluster: the daemons, the job steps and what
+        they run all carry SLURM_CONF=<this conf> in their environment."""
+        mark = b"\0SLURM_CONF=" + self.conf.encode() + b"\0"
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if mark in b"\0" + f.read() + b"\0" and int(pid) != os.getpid():
+                        found.append(int(pid))
+            except OSError:
+                pass
+        return found
+
+    def kill_leftovers(self):
+        for pid in self.leftovers():   # slurmstepd ignores SIGTERM
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def stop(self, fast=False):
+        """Cancels the jobs left, stops the daemons, kills whatever is left.
+        fast (on SIGTERM: meson sends SIGKILL half a second later): kills
+        everything at once."""
+        if fast:
+            self.kill_leftovers()
+        elif any(name == "slurmctld" and p.poll() is None for name, p in self.procs):
             jobs = self.run("squeue", "-h", "-o", "%A").split()
             if jobs:
                 subprocess.run(["scancel"] + sorted(set(jobs)), env=self.env, stderr=subprocess.DEVNULL)
@@ -174,6 +200,7 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
                     p.kill()
                     p.wait()
         self.procs = []
+        self.kill_leftovers()
 
 
 def main():
@@ -187,8 +214,15 @@ def main():
     base = keep or tempfile.mkdtemp(prefix="wbslurm-")
     os.makedirs(base, exist_ok=True)
     cluster = Cluster(os.path.join(base, "cluster"))
-    # meson's timeout sends SIGTERM: stop the daemons then too.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    # meson's timeout sends SIGTERM to the group (the daemons too), then
+    # SIGKILL half a second later: the job steps, in sessions of their own,
+    # must be killed before that.
+    terminated = []
+
+    def on_sigterm(*_):
+        terminated.append(True)
+        sys.exit(1)
+    signal.signal(signal.SIGTERM, on_sigterm)
     try:
         cluster.start()
         print("cluster up:", cluster.run("sinfo", "-h").strip(), flush=True)
@@ -197,7 +231,7 @@ def main():
         print(f"FAILED: {e}")
         return 1
     finally:
-        cluster.stop()
+        cluster.stop(fast=bool(terminated))
         if not keep:
             shutil.rmtree(base, ignore_errors=True)
 
