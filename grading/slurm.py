@@ -103,7 +103,7 @@ def wait(job, paths, rows_dir, wait_limit):
                 sys.stderr.write("\nwarning: squeue has not answered for a while; still waiting\n")
             if wait_limit is not None and time.time() - start > wait_limit:
                 cancel(job)
-                return f"not finished within the wait limit ({wait_limit:g} s): cancelled"
+                return f"the batch stopped waiting at --wait-limit {wait_limit:g} s and cancelled the rest"
             time.sleep(POLL_S)
     except KeyboardInterrupt:
         cancel(job)
@@ -141,7 +141,7 @@ def tail(path, chars=300):
 def why_failed(job, index, path, rows_dir, stopped):
     """Why task `index` left no report: what Slurm says, the ends of the
     task's output and of the grader's log, on one line."""
-    text = f"Slurm task {job}_{index}: {stopped or task_state(job, index)}"
+    text = f"Slurm task {job}_{index}: {task_state(job, index)}" + (f" ({stopped})" if stopped else "")
     for what, name in (("its output", f"slurm-{job}_{index}.out"), ("the grader's log", os.path.basename(path) + ".log")):
         end = " | ".join(tail(os.path.join(rows_dir, name), 200).split("\n")).strip(" |")
         text += f"; {what} ends: {end}" if end else ""
@@ -190,7 +190,6 @@ def run(args, paths, extra):
     print(f"{len(rows)} submissions graded on Slurm (job {job}): {args.csv} (logs in {rows_dir})"
           + (f"; {failed} without a report (error rows)" if failed else ""))
     return 0
-
 
 
 if __name__ == "__main__":
