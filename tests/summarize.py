@@ -13,6 +13,8 @@ if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
 counts = {"passed": 0, "failed": 0, "skipped": 0}
 with open(sys.argv[1]) as log:
     for line in log:
+        if not line.strip():
+            continue
         result = json.loads(line)["result"]
         if result in ("OK", "EXPECTEDFAIL"):
             counts["passed"] += 1
