@@ -43,6 +43,19 @@ def test_points(defaults, lab_rubric, test):
     return float(defaults["timing_points"] if test.startswith("timing_") else defaults["test_points"])
 
 
+def apply_prerequisites(tests, lab_rubric):
+    """Rubric `scored_with = {test = other}`: a test that doing nothing passes
+    (an empty input launches nothing) scores only once `other` passes too,
+    so that the untouched skeleton scores nothing."""
+    passed = {t["test"] for t in tests if t["status"] == "passed"}
+    for t in tests:
+        other = lab_rubric.get("scored_with", {}).get(t["test"])
+        if other and t["status"] == "passed" and other not in passed:
+            t.update(status="failed", score=0.0,
+                     output=f"passes, but scores only once {other} passes too (doing nothing "
+                            f"passes this test)\n\n" + t["output"])
+
+
 # --------------------------------------------------------------- workspace
 def make_workspace(selected, sub_path, keep=None):
     """A fresh tree: the trusted files from this checkout, then the
@@ -240,6 +253,7 @@ def grade_lab(folder, name, build, defaults, lab_rubric, args, notes):
             perf_ms = {"reference": table_ms(ref["results_dir"]), "student": table_ms(got["results_dir"])}
         shutil.rmtree(ref["work"], ignore_errors=True)
         shutil.rmtree(got["work"], ignore_errors=True)
+    apply_prerequisites(result["tests"], lab_rubric)
     if perf:
         points, ratio = 0.0, None
         if perf_ms.get("reference") and perf_ms.get("student"):
@@ -262,7 +276,8 @@ def sanitize(binary, t, lim):
                                 "--target-processes", "all"])
         run = isolate.run_test(binary, t["suite"], t["test"], wrapped)
         if run["status"] == "failed":
-            lines = [l for l in run["output"].splitlines() if "=========" in l][:3]
+            lines = [l.strip("= ") for l in run["output"].splitlines()
+                     if "=========" in l and "COMPUTE-SANITIZER" not in l][:3]
             findings.append(f"{tool}: " + (" / ".join(lines) or run["reason"]))
         shutil.rmtree(run["work"], ignore_errors=True)
     return findings

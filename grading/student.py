@@ -243,7 +243,8 @@ def timing_tables(output):
     """The results tables a test run printed (blocks of lines with '|')."""
     blocks, current = [], []
     for line in output.splitlines():
-        if "|" in line and not line.startswith("["):
+        rule = current and re.fullmatch(r"[-+]+", line.strip() or "x")   # ---+--- under a header
+        if ("|" in line and not line.startswith("[")) or rule:
             current.append(line)
         elif current:
             blocks.append(current)

@@ -7,6 +7,7 @@ one (the skeletons are incomplete); its student commands work, the
 instructor ones say they are not there. WB_KEEP_RELEASE=1 keeps the folder."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -217,7 +218,8 @@ class Release(unittest.TestCase):
         with open(os.path.join(build, "meson-logs", "testlog.json")) as f:
             for line in f:
                 entry = json.loads(line)
-                results[entry["name"].split(" / ")[-1]] = entry["result"]
+                # "project:suite / name" (Meson 1.0) or "suite - project:name" (newer)
+                results[re.split(r" / |:", entry["name"])[-1]] = entry["result"]
         self.assertEqual(set(results), students, tested.stdout[-2000:])
         expected = "FAIL" if gpu else "SKIP"
         wrong = {name: result for name, result in results.items() if result != expected}

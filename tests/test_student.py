@@ -108,6 +108,13 @@ class States(unittest.TestCase):
         plant("vector-add", "student", [("stage0_sizes", "PASSED", [])], rows(1.1))
         self.assertEqual(self.states()[0][0], "fast")
 
+    def test_watch_shows_whole_tables(self):
+        """The rule under a table's header belongs to the table (watch once
+        printed header and rows as two tables)."""
+        output = ("[----] test.c:1: noise | not a table\n"
+                  "n  | ms\n---+----\n64 | 0.3\n[====] Synthesis: Tested: 1\n")
+        self.assertEqual(student.timing_tables(output), "n  | ms\n---+----\n64 | 0.3")
+
     def test_progress_bar(self):
         self.assertEqual(student.progress_bar(17, 42, width=10), "[####------] 17/42 stages")
 

@@ -25,6 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 import batch  # noqa: E402
+import grader  # noqa: E402
 import hostile  # noqa: E402
 import reports  # noqa: E402
 
@@ -82,22 +83,36 @@ def make_submissions(base, gpu):
     return expected
 
 
-def verdict(report, free):
-    """(build, tests, reason) as the grader decided, from its JSON report.
-    free: the tests that the skeleton passes (lab 00's n = 0 test: doing
-    nothing is right there); "fail" means no other test scored."""
+def verdict(report):
+    """(build, tests, reason) as the grader decided, from its JSON report;
+    "fail" means that no test scored (the rubric's scored_with keeps the n = 0
+    test, which doing nothing passes, from scoring for the skeleton)."""
     if report["rejected"]:
         return "rejected-submission", "fail", report["rejected"]
     lab = report["labs"][0]
     tests = lab["tests"]
     if all(t["status"] == "passed" for t in tests) and lab["score"] == lab["max_score"]:
         outcome = "pass"
-    elif all(t["score"] == 0 for t in tests if t["test"] not in free):
+    elif all(t["score"] == 0 for t in tests):
         outcome = "fail"
     else:
         outcome = "mixed"
     reasons = sorted({t["output"].splitlines()[0][:90] for t in tests if t["status"] != "passed"})
     return lab["build"], outcome, (lab["message"].splitlines() or [""])[0][:90] or "; ".join(reasons[:2])
+
+
+def prerequisite_problems():
+    """scored_with on made-up verdicts: the n = 0 test alone scores nothing,
+    with stage0_sizes passing it scores."""
+    rubric = {"scored_with": {"stage0_n_zero_launches_nothing": "stage0_sizes"}}
+    problems = []
+    for sizes, expected in (("failed", 0.0), ("passed", 2.0)):
+        tests = [{"test": "stage0_sizes", "status": sizes, "score": 4.0 * (sizes == "passed"), "output": ""},
+                 {"test": "stage0_n_zero_launches_nothing", "status": "passed", "score": 2.0, "output": ""}]
+        grader.apply_prerequisites(tests, rubric)
+        if tests[1]["score"] != expected:
+            problems.append(f"scored_with: n = 0 test scored {tests[1]['score']} with stage0_sizes {sizes}")
+    return problems
 
 
 def main():
@@ -135,13 +150,7 @@ def main():
             print("batch failed")
             return 1
         rows.update({r["submission"]: r for r in csv.DictReader(open(path))})
-    failures = []
-    free = set()
-    try:
-        skeleton = json.load(open(os.path.join(logs, "skeleton.json")))
-        free = {t["test"] for t in skeleton["labs"][0]["tests"] if t["status"] == "passed"}
-    except (OSError, ValueError, IndexError):
-        failures.append("no report for the skeleton")
+    failures = prerequisite_problems()
     if set(rows) != set(expected):
         failures.append(f"CSV rows {sorted(rows)} != submissions {sorted(expected)}")
     table = [("submission", "expected", "got", "points", "reason")]
@@ -149,7 +158,7 @@ def main():
         want_tests = tests if gpu else "fail"    # nothing scores without a GPU
         try:
             report = json.load(open(os.path.join(logs, name + ".json")))
-            got = verdict(report, free)
+            got = verdict(report)
         except (OSError, ValueError):
             got = ("no report", "-", open(os.path.join(logs, name + ".log")).read()[-300:])
             report = None
