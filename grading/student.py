@@ -243,7 +243,7 @@ def timing_tables(output):
     """The results tables a test run printed (blocks of lines with '|')."""
     blocks, current = [], []
     for line in output.splitlines():
-        rule = current and re.fullmatch(r"[-+]+", line.strip() or "x")   # ---+--- under a header
+        rule = current and line.strip() and set(line.strip()) <= set("-+")   # ---+--- under a header
         if ("|" in line and not line.startswith("[")) or rule:
             current.append(line)
         elif current:
