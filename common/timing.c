@@ -43,6 +43,7 @@ wb_timing wb_time_gpu(wb_gpu_work work, void *context, int warmup, int repetitio
     }
     CUDA_CHECK(cudaEventDestroy(start));
     CUDA_CHECK(cudaEventDestroy(stop));
+    timing.warmup = warmup;
     timing.repetitions = repetitions;
     timing.median_ms = wb_median(times, repetitions); /* sorts times */
     timing.min_ms = times[0];
@@ -87,4 +88,15 @@ double wb_copy_bandwidth_gbps(void)
     CUDA_CHECK(cudaFree((void *)job.src));
     cached = wb_gbps(2.0 * (double)bytes, t.median_ms); /* read + write */
     return cached;
+}
+
+double wb_fp32_peak_gflops(void)
+{
+    wb_device device = wb_device_info();
+    int clock_khz = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+    /* FP32 lanes per SM: 64 on Turing (7.5) and the A100 (8.0); 128 on
+     * GA10x (8.6), Ada (8.9), Hopper (9.0) and Blackwell. */
+    int lanes = (device.major == 7 || (device.major == 8 && device.minor == 0)) ? 64 : 128;
+    return 2.0 * lanes * device.sm_count * clock_khz * 1e3 / 1e9;
 }

@@ -1,10 +1,318 @@
-/* Criterion glue for lab tests (see wb_test.h). */
+/* Criterion glue for lab tests (see wb_test.h): the error handler, the GPU
+ * check, and the observations that let the grader judge a test outside the
+ * process that ran the submission's code. */
 #include "wb_test.h"
 
 #include <criterion/hooks.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- modes */
+
+typedef enum { MODE_LOCAL, MODE_RECORD, MODE_JUDGE } test_mode;
+
+static test_mode mode(void)
+{
+    static int cached = -1;
+    if (cached < 0)
+        cached = getenv("WB_JUDGE") ? MODE_JUDGE : getenv("WB_RECORD") ? MODE_RECORD : MODE_LOCAL;
+    return (test_mode)cached;
+}
+
+/* ------------------------------------------------------- launch counting */
+
+/* The lab test binaries are linked with --wrap for each kernel-launch entry
+ * point of the CUDA runtime (meson.build, launch_wrap_args): every launch of
+ * the process comes through here first. The count of a test case goes into
+ * its recording, so the grader can tell whether the submission's code did
+ * its work on the GPU at all. */
+static unsigned long long launches;
+
+#define WB_WRAP_LAUNCH(name, params, args)                                  \
+    cudaError_t __real_##name params;                                       \
+    cudaError_t __wrap_##name params;                                       \
+    cudaError_t __wrap_##name params                                        \
+    {                                                                       \
+        launches++;                                                         \
+        return __real_##name args;                                          \
+    }
+
+#define WB_KERNEL_PARAMS \
+    (cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shared, cudaStream_t stream)
+#define WB_FUNC_PARAMS \
+    (const void *kernel, dim3 grid, dim3 block, void **args, size_t shared, cudaStream_t stream)
+#define WB_LAUNCH_ARGS (kernel, grid, block, args, shared, stream)
+#define WB_EX_PARAMS (const cudaLaunchConfig_t *config, const void *kernel, void **args)
+#define WB_EX_ARGS (config, kernel, args)
+
+WB_WRAP_LAUNCH(__cudaLaunchKernel, WB_KERNEL_PARAMS, WB_LAUNCH_ARGS)
+WB_WRAP_LAUNCH(__cudaLaunchKernel_ptsz, WB_KERNEL_PARAMS, WB_LAUNCH_ARGS)
+WB_WRAP_LAUNCH(cudaLaunchKernel, WB_FUNC_PARAMS, WB_LAUNCH_ARGS)
+WB_WRAP_LAUNCH(cudaLaunchKernel_ptsz, WB_FUNC_PARAMS, WB_LAUNCH_ARGS)
+WB_WRAP_LAUNCH(cudaLaunchCooperativeKernel, WB_FUNC_PARAMS, WB_LAUNCH_ARGS)
+WB_WRAP_LAUNCH(cudaLaunchCooperativeKernel_ptsz, WB_FUNC_PARAMS, WB_LAUNCH_ARGS)
+WB_WRAP_LAUNCH(cudaLaunchKernelExC, WB_EX_PARAMS, WB_EX_ARGS)
+WB_WRAP_LAUNCH(cudaLaunchKernelExC_ptsz, WB_EX_PARAMS, WB_EX_ARGS)
+
+/* ------------------------------------------------------------ recording */
+
+/* One file per test case: a sequence of entries
+ *     kind (1 byte) | label length (u32) | label | data length (u64) | data
+ * kind 'O' an observation, 'E' an error that ended the case (label: the
+ * message), 'F' the case finished (data: the launch count, u64). */
+static int record_fd = -1;
+
+/* The judge's copy of the submission's recording of this case. */
+static struct {
+    unsigned char *data;
+    size_t size, at;
+    int observations;
+    bool loaded, failed;
+} replay;
+
+static char case_name[512];
+
+static void write_all(int fd, const void *data, size_t bytes)
+{
+    const char *p = data;
+    while (bytes > 0) {
+        ssize_t n = write(fd, p, bytes);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            cr_assert_fail("grading: cannot write the recording of %s: %s", case_name,
+                           strerror(errno));
+        p += n;
+        bytes -= (size_t)n;
+    }
+}
+
+static void record_entry(char kind, const char *label, const void *data, size_t bytes)
+{
+    if (record_fd < 0)
+        return;
+    uint32_t label_len = (uint32_t)strlen(label);
+    uint64_t data_len = bytes;
+    write_all(record_fd, &kind, 1);
+    write_all(record_fd, &label_len, sizeof label_len);
+    write_all(record_fd, label, label_len);
+    write_all(record_fd, &data_len, sizeof data_len);
+    if (bytes)
+        write_all(record_fd, data, bytes);
+}
+
+/* The k-th case of a test (parameterized tests have several, run one after
+ * another): the first k for which DIR/<suite>.<test>.<k> can be created. */
+static int open_case_file(const char *dir, char *path, size_t path_len)
+{
+    for (int k = 0; k < 100000; k++) {
+        snprintf(path, path_len, "%s/%s.%d", dir, case_name, k);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1;
+}
+
+static void load_replay(void)
+{
+    char marker[4096], path[4096];
+    const char *out = getenv("WB_JUDGE_OUT");
+    int fd = open_case_file(out ? out : ".", marker, sizeof marker);
+    cr_assert(fd >= 0, "judge: cannot create %s: %s", marker, strerror(errno));
+    close(fd);
+    /* The marker's suffix is this case's number k; the submission's k-th
+     * recording of the same test is the one to judge. */
+    snprintf(path, sizeof path, "%s/%s", getenv("WB_JUDGE"), strrchr(marker, '/') + 1);
+    replay.loaded = true;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return; /* nothing recorded: judged as "did not start" at the first need */
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    replay.data = size > 0 ? malloc((size_t)size) : NULL;
+    if (size > 0 && (!replay.data || fread(replay.data, 1, (size_t)size, f) != (size_t)size))
+        cr_assert_fail("judge: cannot read the submission's recording %s", path);
+    replay.size = size > 0 ? (size_t)size : 0;
+    fclose(f);
+}
+
+typedef struct {
+    char kind;
+    const char *label;
+    uint32_t label_len;
+    const unsigned char *data;
+    uint64_t data_len;
+} entry;
+
+/* The next entry of the recording; false at its end or where it is cut. */
+static bool next_entry(entry *e)
+{
+    size_t at = replay.at;
+    uint32_t label_len;
+    uint64_t data_len;
+    if (!replay.data || replay.size - at < 1 + sizeof label_len)
+        return false;
+    e->kind = (char)replay.data[at++];
+    memcpy(&label_len, replay.data + at, sizeof label_len);
+    at += sizeof label_len;
+    if (replay.size - at < (size_t)label_len + sizeof data_len)
+        return false;
+    e->label = (const char *)replay.data + at;
+    e->label_len = label_len;
+    at += label_len;
+    memcpy(&data_len, replay.data + at, sizeof data_len);
+    at += sizeof data_len;
+    if (replay.size - at < data_len)
+        return false;
+    e->data = replay.data + at;
+    e->data_len = data_len;
+    replay.at = at + data_len;
+    return true;
+}
+
+#define judge_fail(...)               \
+    do {                              \
+        replay.failed = true;         \
+        cr_assert_fail(__VA_ARGS__);  \
+    } while (0)
+
+/* The submission's value for the next observation, which must be `what`. */
+static entry expect_observation(const char *what)
+{
+    entry e;
+    if (!next_entry(&e))
+        judge_fail("your code's run of this case ended before it produced \"%s\" (%d result(s) "
+                   "before that): it crashed, exited, hung or ran out of time there; the grader's "
+                   "note on the process says which " WB_SEED_HINT,
+                   what, replay.observations, wb_seed());
+    if (e.kind == 'E')
+        judge_fail("your code's run of this case failed before \"%s\": %.*s", what,
+                   (int)e.label_len, e.label);
+    if (e.kind != 'O' || e.label_len != strlen(what) || memcmp(e.label, what, e.label_len) != 0)
+        judge_fail("your code's run of this case went another way: expected the result \"%s\", "
+                   "its recording has \"%.*s\" there " WB_SEED_HINT,
+                   what, (int)e.label_len, e.label, wb_seed());
+    replay.observations++;
+    return e;
+}
+
+void wb_observe(const char *what, void *host, size_t bytes)
+{
+    if (mode() == MODE_RECORD) {
+        record_entry('O', what, host, bytes);
+    } else if (mode() == MODE_JUDGE) {
+        entry e = expect_observation(what);
+        if (e.data_len != bytes)
+            judge_fail("\"%s\": your code's run recorded %llu bytes, the test reads %zu", what,
+                       (unsigned long long)e.data_len, bytes);
+        memcpy(host, e.data, bytes);
+    }
+}
+
+void wb_fetch(void *host, const void *device, size_t bytes, const char *what)
+{
+    if (bytes)
+        CUDA_CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));
+    wb_observe(what, host, bytes);
+}
+
+int wb_observe_int(const char *what, int value)
+{
+    wb_observe(what, &value, sizeof value);
+    return value;
+}
+
+long long wb_observe_i64(const char *what, long long value)
+{
+    wb_observe(what, &value, sizeof value);
+    return value;
+}
+
+double wb_observe_double(const char *what, double value)
+{
+    wb_observe(what, &value, sizeof value);
+    return value;
+}
+
+void wb_observe_str(const char *what, char *text, size_t capacity)
+{
+    if (mode() == MODE_RECORD) {
+        record_entry('O', what, text, strnlen(text, capacity - 1) + 1);
+    } else if (mode() == MODE_JUDGE) {
+        entry e = expect_observation(what);
+        size_t n = e.data_len < capacity ? (size_t)e.data_len : capacity - 1;
+        memcpy(text, e.data, n);
+        text[n] = '\0';
+    }
+}
+
+char *wb_observe_stdout(const char *what)
+{
+    fflush(stdout);
+    FILE *f = cr_get_redirected_stdout();
+    size_t size = 0, capacity = 4096;
+    char *text = malloc(capacity);
+    cr_assert(text, "out of host memory");
+    for (size_t n; (n = fread(text + size, 1, capacity - size - 1, f)) > 0;) {
+        size += n;
+        if (capacity - size < 2) {
+            capacity *= 2;
+            text = realloc(text, capacity);
+            cr_assert(text, "out of host memory");
+        }
+    }
+    text[size] = '\0';
+    if (mode() == MODE_JUDGE) {
+        entry e = expect_observation(what);
+        free(text);
+        text = malloc(e.data_len + 1);
+        cr_assert(text, "out of host memory");
+        memcpy(text, e.data, e.data_len);
+        text[e.data_len] = '\0';
+    } else if (mode() == MODE_RECORD) {
+        record_entry('O', what, text, size);
+    }
+    return text;
+}
+
+wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double flops)
+{
+    wb_timing own = t;
+    wb_observe(what, &t, sizeof t);
+    if (mode() == MODE_JUDGE) {
+        /* The least time the work can take here: its bytes at the copy
+         * bandwidth, or its flops at the FP32 peak, both of this GPU. */
+        double floor_ms = 0.0;
+        if (bytes > 0)
+            floor_ms = bytes / (wb_copy_bandwidth_gbps() * 1e6);
+        if (flops > 0 && flops / (wb_fp32_peak_gflops() * 1e6) > floor_ms)
+            floor_ms = flops / (wb_fp32_peak_gflops() * 1e6);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/timings.csv", getenv("WB_JUDGE_OUT") ? getenv("WB_JUDGE_OUT") : ".");
+        FILE *f = fopen(path, "a");
+        cr_assert(f, "judge: cannot write %s", path);
+        /* The submission's numbers are printed with %.17g: NaN and Inf
+         * stay visible as such, and the grader refuses them. */
+        fprintf(f, "%s,\"%s\",%.17g,%.17g,%d,%d,%.17g\n", case_name, what, own.median_ms,
+                t.median_ms, t.warmup, t.repetitions, floor_ms);
+        fclose(f);
+    }
+    return t;
+}
+
+/* ------------------------------------------------------- test lifecycle */
 
 static void fail_running_test(const char *message)
 {
+    /* In a recording, the error goes first into the record, so that the
+     * judge reports it as the reason this case failed. */
+    record_entry('E', message, NULL, 0);
     cr_assert_fail("%s " WB_SEED_HINT, message, wb_seed());
 }
 
@@ -14,11 +322,58 @@ __attribute__((constructor)) static void install_criterion_handler(void)
     wb_set_error_handler(fail_running_test);
 }
 
-void wb_test_require_gpu(void)
+void wb_test_begin(void)
 {
+    snprintf(case_name, sizeof case_name, "%s.%s", criterion_current_suite->name,
+             criterion_current_test->name);
+    launches = 0;
+    if (mode() == MODE_RECORD) {
+        char path[4096];
+        record_fd = open_case_file(getenv("WB_RECORD"), path, sizeof path);
+        cr_assert(record_fd >= 0, "grading: cannot create %s: %s", path, strerror(errno));
+    } else if (mode() == MODE_JUDGE) {
+        load_replay();
+    }
     char reason[256];
     if (!wb_gpu_usable(reason, sizeof reason))
         cr_skip_test("GPU test skipped: %s", reason);
+}
+
+void wb_test_end(void)
+{
+    if (mode() == MODE_RECORD && record_fd >= 0) {
+        uint64_t count = launches;
+        record_entry('F', "", &count, sizeof count);
+        close(record_fd);
+        record_fd = -1;
+    } else if (mode() == MODE_JUDGE && replay.loaded) {
+        /* Whatever the checks said, the case passes only when the
+         * submission's run got to its end: an error or a crash after its last
+         * result fails it too. */
+        entry e;
+        bool finished = false;
+        unsigned long long student_launches = 0;
+        while (!replay.failed && next_entry(&e)) {
+            if (e.kind == 'E')
+                judge_fail("your code's run of this case failed: %.*s", (int)e.label_len, e.label);
+            if (e.kind == 'F' && e.data_len == sizeof student_launches) {
+                memcpy(&student_launches, e.data, sizeof student_launches);
+                finished = true;
+            }
+        }
+        char path[4096];
+        snprintf(path, sizeof path, "%s/cases.csv", getenv("WB_JUDGE_OUT") ? getenv("WB_JUDGE_OUT") : ".");
+        FILE *f = fopen(path, "a");
+        if (f) {
+            fprintf(f, "%s,%d,%d,%llu\n", case_name, replay.observations, finished, student_launches);
+            fclose(f);
+        }
+        if (!replay.failed && !finished)
+            judge_fail("your code's run of this case did not finish after its last result (%d "
+                       "result(s)): it crashed, exited, hung or ran out of time " WB_SEED_HINT,
+                       replay.observations, wb_seed());
+        free(replay.data);
+    }
 }
 
 /* Criterion's own main, plus one thing: when every test was skipped (no GPU),

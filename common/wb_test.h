@@ -1,11 +1,29 @@
 /*
  * wb_test.h - what a lab's Criterion test adds on top of workbook.h.
  *
- *   TestSuite(my_lab, .init = wb_test_require_gpu, .timeout = 60);
+ *   WB_GPU_SUITE(my_lab, .timeout = 60);
  *
- * makes every test of the suite skip with a one-line reason on a machine
+ * declares a suite whose tests skip with a one-line reason on a machine
  * without a usable GPU. Linking wb_test.c also routes every workbook failure
  * (CUDA_CHECK, wb_fail) into a failure of the running test.
+ *
+ * Observations. Every value a test gets from the code under test (a device
+ * buffer copied back, a returned count, an error message, what it printed, a
+ * time) enters the test through one wb_observe* call, before any check
+ * looks at it. On a student's machine these calls do nothing: the test runs
+ * in one process and checks as it goes. The autograder runs each test twice
+ * (grading/README.md, "Verdicts"):
+ *   - record (WB_RECORD=DIR): the submission's binary runs the test and each
+ *     observation is also written to DIR, one file per test case;
+ *   - judge (WB_JUDGE=DIR, WB_JUDGE_OUT=OUT): the reference's binary, which
+ *     the submission never runs in, runs the same test on the same inputs
+ *     (the same WB_SEED) and each observation *returns the submission's
+ *     recorded value instead of its own*, so that every check of test.c
+ *     decides on the submission's results in a trusted process.
+ * A value that reaches a check without an observation would be judged on
+ * the reference's value: the repository's check `judge-agrees` catches such
+ * a test (a skeleton or planted bug that fails in-process but not judged).
+ * Labels (`what`) must not depend on the results: they are matched in order.
  */
 #ifndef WB_TEST_H
 #define WB_TEST_H
@@ -17,8 +35,37 @@
 
 #include "workbook.h"
 
-/* A suite's .init: skips the test when there is no usable GPU. */
-void wb_test_require_gpu(void);
+/* A suite's .init and .fini: skip the test when there is no usable GPU, and
+ * in grading open and close the test case's recording. */
+void wb_test_begin(void);
+void wb_test_end(void);
+
+#define WB_GPU_SUITE(suite_name, ...) \
+    TestSuite(suite_name, .init = wb_test_begin, .fini = wb_test_end, __VA_ARGS__)
+
+/* ---------------------------------------------------------- observations */
+
+/* bytes of host memory at host hold what the code under test produced. */
+void wb_observe(const char *what, void *host, size_t bytes);
+/* cudaMemcpy of a device result to host, then wb_observe. */
+void wb_fetch(void *host, const void *device, size_t bytes, const char *what);
+int wb_observe_int(const char *what, int value);
+long long wb_observe_i64(const char *what, long long value);
+double wb_observe_double(const char *what, double value);
+/* A NUL-terminated message of at most capacity bytes (an error message). */
+void wb_observe_str(const char *what, char *text, size_t capacity);
+/* Everything written to stdout since cr_redirect_stdout(), as a string the
+ * caller frees; use it with cr_assert_str_eq instead of cr_assert_stdout_*. */
+char *wb_observe_stdout(const char *what);
+
+/* The time that a performance grade uses. bytes and flops: the work one
+ * repetition does (DRAM bytes read + written, floating-point operations),
+ * from which the judge computes the least time this work can take on this
+ * GPU (over the copy bandwidth and the FP32 peak). The judge keeps its own
+ * measurement as the reference's, writes both to WB_JUDGE_OUT/timings.csv
+ * and returns the submission's, so that the table it prints is the
+ * submission's. */
+wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double flops);
 
 #define WB_SEED_HINT "(replay with WB_SEED=%" PRIu64 ")"
 

@@ -140,7 +140,7 @@ void wb_describe_float_mismatch(const float *got, const double *expected, size_t
 
 typedef struct {
     double min_ms, median_ms, max_ms;
-    int repetitions;
+    int warmup, repetitions;
 } wb_timing;
 
 typedef void (*wb_gpu_work)(void *context);
@@ -155,6 +155,11 @@ double wb_median(double *values, int n);
 double wb_gbps(double bytes, double ms);      /* 1e9 bytes per second */
 double wb_gflops(double flops, double ms);    /* 1e9 operations per second */
 double wb_items_per_s(double items, double ms);
+
+/* FP32 peak of device 0 in GFLOP/s: SMs x FP32 lanes per SM x 2 (a fused
+ * multiply-add is two operations) x the peak clock. The yardstick for every
+ * compute-bound lab, and the floor the grader puts under a reported time. */
+double wb_fp32_peak_gflops(void);
 
 /* Device-to-device cudaMemcpy bandwidth of device 0, counting bytes read plus
  * bytes written, measured once per process over a buffer far larger than

@@ -50,7 +50,7 @@ def run(command, cwd=ROOT, env=None, timeout=600):
 
 TEST_FILE = r'''#include "lab.h"
 
-TestSuite(lab, .init = wb_test_require_gpu);
+WB_GPU_SUITE(lab);
 
 Test(lab, stage0_kept)
 {

@@ -7,7 +7,7 @@
 #include "lab.h"
 #include "wb_test.h"
 
-TestSuite(vector_add, .init = wb_test_require_gpu, .timeout = 60);
+WB_GPU_SUITE(vector_add, .timeout = 60);
 
 typedef struct {
     int n;
@@ -54,7 +54,7 @@ static void check_vector_add(int n, int block_size)
     float *got = malloc(sizeof(float) * (size_t)n);
     double *expected = malloc(sizeof(double) * (size_t)n);
     cr_assert(got && expected, "out of host memory for n = %d", n);
-    CUDA_CHECK(cudaMemcpy(got, v.c, sizeof(float) * (size_t)n, cudaMemcpyDeviceToHost));
+    wb_fetch(got, v.c, sizeof(float) * (size_t)n, what);
     for (int i = 0; i < n; i++)
         expected[i] = (double)(v.host_a[i] + v.host_b[i]);  /* the same float add */
     /* One float addition rounds the same way on both sides: demand equality. */
@@ -114,9 +114,11 @@ Test(vector_add, timing_2e26, .description = "time and bandwidth at 2^26 element
     const int n = 1 << 26;
     vectors v = make_vectors(n, "vector_add timing");
     timed_call call = {&v, 256};
-    wb_timing t = wb_time_gpu(run_timed, &call, 3, 20);
     /* Bytes moved: read a and b, write c, 4 bytes each. */
-    double gbps = wb_gbps(3.0 * sizeof(float) * n, t.median_ms);
+    double bytes = 3.0 * sizeof(float) * n;
+    wb_timing t = wb_observe_timing("vector_add 2^26", wb_time_gpu(run_timed, &call, 3, 20),
+                                    bytes, 0.0);
+    double gbps = wb_gbps(bytes, t.median_ms);
     double copy = wb_copy_bandwidth_gbps();
     wb_table *table = wb_table_new("vector-add", "vector add (median of 20 runs)",
                                    "n|block|time (ms)|GB/s|copy GB/s|% of copy");

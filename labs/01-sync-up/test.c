@@ -14,7 +14,7 @@
 #include "lab.h"
 #include "wb_test.h"
 
-TestSuite(sync_up, .init = wb_test_require_gpu, .timeout = 30);
+WB_GPU_SUITE(sync_up, .timeout = 30);
 
 enum { RUNS = 3 };
 

@@ -12,7 +12,7 @@
 #include "lab.h"
 #include "wb_test.h"
 
-TestSuite(atomics, .init = wb_test_require_gpu, .timeout = 30);
+WB_GPU_SUITE(atomics, .timeout = 30);
 
 /* ------------------------------------------------------------- helpers */
 

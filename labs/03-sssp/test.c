@@ -9,7 +9,7 @@
 #include "graph.h"
 #include "wb_test.h"
 
-TestSuite(sssp, .init = wb_test_require_gpu, .timeout = 60);
+WB_GPU_SUITE(sssp, .timeout = 60);
 
 typedef void (*sssp_fn)(sssp_graph, int, int *, sssp_work *, sssp_stats *);
 static const sssp_fn stages[] = {NULL, sssp_stage1, sssp_stage2, sssp_stage3, sssp_stage4};

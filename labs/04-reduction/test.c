@@ -10,7 +10,7 @@
 #include "lab.h"
 #include "wb_test.h"
 
-TestSuite(reduction, .init = wb_test_require_gpu, .timeout = 120);
+WB_GPU_SUITE(reduction, .timeout = 120);
 
 /* Elements after the n to sum, filled with large values: a stage that reads
  * past n adds them and gets a wrong sum. */

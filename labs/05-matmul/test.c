@@ -8,7 +8,7 @@
 #include "lab.h"
 #include "wb_test.h"
 
-TestSuite(matmul, .init = wb_test_require_gpu, .timeout = 120);
+WB_GPU_SUITE(matmul, .timeout = 120);
 
 /* Relative norm error allowed: float sums of up to 1024 products. */
 #define TOLERANCE 1e-5

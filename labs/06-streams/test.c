@@ -12,7 +12,7 @@
 #include "lab.h"
 #include "wb_test.h"
 
-TestSuite(streams, .init = wb_test_require_gpu, .timeout = 60);
+WB_GPU_SUITE(streams, .timeout = 60);
 
 /* Two sets of inputs and their expected outputs, in host memory of one kind. */
 typedef struct {

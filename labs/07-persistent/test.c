@@ -10,7 +10,7 @@
 #include "lab.h"
 #include "wb_test.h"
 
-TestSuite(persistent, .init = wb_test_require_gpu, .timeout = 30);
+WB_GPU_SUITE(persistent, .timeout = 30);
 
 typedef void (*pingpong_fn)(int n, int *producer, double *round_trip_us, bool print);
 
