@@ -306,6 +306,68 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
     return t;
 }
 
+/* ----------------------------------------------------------- guard zones */
+
+#define WB_GUARD_SLOTS 64
+static struct {
+    unsigned char *base;
+    size_t bytes;
+} guarded[WB_GUARD_SLOTS];
+
+void *wb_guarded_malloc(size_t bytes)
+{
+    int slot = 0;
+    while (slot < WB_GUARD_SLOTS && guarded[slot].base)
+        slot++;
+    cr_assert(slot < WB_GUARD_SLOTS, "wb_guarded_malloc: more than %d buffers at once", WB_GUARD_SLOTS);
+    CUDA_CHECK(cudaMalloc((void **)&guarded[slot].base, bytes + 2 * WB_GUARD_BYTES));
+    CUDA_CHECK(cudaMemset(guarded[slot].base, 0xFF, bytes + 2 * WB_GUARD_BYTES));
+    guarded[slot].bytes = bytes;
+    return guarded[slot].base + WB_GUARD_BYTES;
+}
+
+static int guarded_slot(const void *p)
+{
+    for (int slot = 0; slot < WB_GUARD_SLOTS; slot++)
+        if (guarded[slot].base && guarded[slot].base + WB_GUARD_BYTES == p)
+            return slot;
+    cr_assert_fail("wb_guarded: %p was not allocated with wb_guarded_malloc", p);
+    return -1;
+}
+
+void wb_guarded_check(const void *p, const char *what)
+{
+    int slot = guarded_slot(p);
+    static unsigned char zone[2][WB_GUARD_BYTES];
+    char label[600];
+    snprintf(label, sizeof label, "%s: guard zones", what);
+    CUDA_CHECK(cudaMemcpy(zone[0], guarded[slot].base, WB_GUARD_BYTES, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(zone[1], guarded[slot].base + WB_GUARD_BYTES + guarded[slot].bytes,
+                          WB_GUARD_BYTES, cudaMemcpyDeviceToHost));
+    wb_observe(label, zone, sizeof zone);
+    for (int side = 0; side < 2; side++) {
+        for (size_t i = 0; i < WB_GUARD_BYTES; i++) {
+            if (zone[side][i] != 0xFF) {
+                /* The first changed byte before the start is the farthest
+                 * one; past the end it is the nearest. */
+                size_t distance = side ? i + 1 : WB_GUARD_BYTES - i;
+                cr_assert_fail("%s: a byte %zu byte(s) %s the buffer was written: an index out of "
+                               "range (a bound such as i <= n instead of i < n, a missing bounds "
+                               "check, or an index off by one) " WB_SEED_HINT,
+                               what, distance, side ? "past the end of" : "before the start of",
+                               wb_seed());
+            }
+        }
+    }
+}
+
+void wb_guarded_free(void *p)
+{
+    int slot = guarded_slot(p);
+    CUDA_CHECK(cudaFree(guarded[slot].base));
+    guarded[slot].base = NULL;
+}
+
 /* ------------------------------------------------------- test lifecycle */
 
 static void fail_running_test(const char *message)

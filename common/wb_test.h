@@ -58,6 +58,20 @@ void wb_observe_str(const char *what, char *text, size_t capacity);
  * caller frees; use it with cr_assert_str_eq instead of cr_assert_stdout_*. */
 char *wb_observe_stdout(const char *what);
 
+/* ---------------------------------------------------------- guard zones */
+
+/* Device memory with WB_GUARD_BYTES of guard zone before and after the
+ * bytes asked for, everything filled with 0xFF bytes (NaN as floats, -1 as
+ * ints): a read past either end of an input feeds NaN or -1 into what it
+ * computes, and a write past either end of an output shows in
+ * wb_guarded_check. Free with wb_guarded_free. */
+#define WB_GUARD_BYTES 4096
+void *wb_guarded_malloc(size_t bytes);
+/* Fails the test, naming `what`, when a guard zone of p was written; the
+ * guard zones are observations (they come from the code under test). */
+void wb_guarded_check(const void *p, const char *what);
+void wb_guarded_free(void *p);
+
 /* The time that a performance grade uses. bytes and flops: the work one
  * repetition does (DRAM bytes read + written, floating-point operations),
  * from which the judge computes the least time this work can take on this

@@ -25,9 +25,11 @@ static vectors make_vectors(int n, const char *stream)
     wb_fill_floats(v.host_a, (size_t)n, -1.0f, 1.0f, &rng);
     wb_fill_floats(v.host_b, (size_t)n, -1.0f, 1.0f, &rng);
     size_t bytes = sizeof(float) * (size_t)n;
-    CUDA_CHECK(cudaMalloc((void **)&v.a, bytes));
-    CUDA_CHECK(cudaMalloc((void **)&v.b, bytes));
-    CUDA_CHECK(cudaMalloc((void **)&v.c, bytes));
+    /* Guard zones: a thread past the end reads NaN and writes where the
+     * check of c's guard zones sees it. */
+    v.a = wb_guarded_malloc(bytes);
+    v.b = wb_guarded_malloc(bytes);
+    v.c = wb_guarded_malloc(bytes);
     CUDA_CHECK(cudaMemcpy(v.a, v.host_a, bytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(v.b, v.host_b, bytes, cudaMemcpyHostToDevice));
     wb_poison_floats(v.c, (size_t)n);
@@ -36,9 +38,9 @@ static vectors make_vectors(int n, const char *stream)
 
 static void free_vectors(vectors *v)
 {
-    CUDA_CHECK(cudaFree(v->a));
-    CUDA_CHECK(cudaFree(v->b));
-    CUDA_CHECK(cudaFree(v->c));
+    wb_guarded_free(v->a);
+    wb_guarded_free(v->b);
+    wb_guarded_free(v->c);
     free(v->host_a);
     free(v->host_b);
 }
@@ -59,6 +61,7 @@ static void check_vector_add(int n, int block_size)
         expected[i] = (double)(v.host_a[i] + v.host_b[i]);  /* the same float add */
     /* One float addition rounds the same way on both sides: demand equality. */
     wb_assert_rel_error_below(got, expected, (size_t)n, 1e-12, what);
+    wb_guarded_check(v.c, what);
     free(got);
     free(expected);
     free_vectors(&v);
