@@ -29,8 +29,10 @@ def find_lab(name):
 
 
 def build_target(target, build=BUILD):
-    """Builds one target with ninja; returns (ok, compiler output)."""
-    proc = subprocess.run(["ninja", "-C", build, target], stdout=subprocess.PIPE,
+    """Builds one target (or a list of them) with ninja; returns (ok,
+    compiler output)."""
+    targets = [target] if isinstance(target, str) else list(target)
+    proc = subprocess.run(["ninja", "-C", build, *targets], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, errors="replace")
     return proc.returncode == 0, proc.stdout
 

@@ -1,0 +1,208 @@
+"""Verdicts decided outside the submission's process.
+
+Each test (every parameter case of it) runs twice, on the same inputs (the
+same fresh WB_SEED):
+
+1. record: the student's test binary, in a sandbox (sandbox.py) whose only
+   writable place is a scratch folder, with WB_RECORD set. Each value the
+   test reads from the code under test (wb_fetch / wb_observe*, see
+   common/wb_test.h) is written to a recording, one file per case. What this
+   process prints, its exit status and its own Criterion report decide
+   nothing.
+2. judge: the reference's test binary (trusted code, built in the trusted
+   tree) with WB_JUDGE pointing at a copy of the recording. It runs the
+   same test and every observation returns the submission's recorded value,
+   so each check of test.c decides on the submission's results, with the
+   same learner messages. Its Criterion report is the verdict. The judge
+   also writes, per case, whether the submission's run finished and how many
+   kernels it launched (cases.csv), and for timing observations the
+   reference's time, the submission's and the least time the work can take
+   on this GPU (timings.csv).
+
+A test passes when the judge passes every case and the submission's process
+ended within its limits.
+"""
+import csv
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+
+import sandbox
+
+RECORD_BYTES = 2 << 30      # the most a case's recording may hold
+
+
+def list_tests(judge_binary):
+    """[(suite, test)] from the trusted binary's --list."""
+    proc = subprocess.run([judge_binary, "--list"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=60)
+    tests, suite = [], None
+    for line in proc.stdout.splitlines():
+        head = re.match(r"^(\S+): [0-9]+ tests?$", line.strip())
+        if head:
+            suite = head.group(1)
+        elif line.startswith(("├── ", "└── ")) and suite:
+            tests.append((suite, line[4:].strip()))
+    if proc.returncode != 0 or not tests:
+        raise RuntimeError(f"cannot list the tests of {judge_binary}:\n{proc.stdout[-1000:]}")
+    return tests
+
+
+def _signal_name(status):
+    try:
+        return signal.Signals(-status).name
+    except ValueError:
+        return f"signal {-status}"
+
+
+def _copy_recording(source, target):
+    """Copies the regular files of the recording (no links, nothing else)
+    into a folder of the grader's, so that the judge reads only data."""
+    os.makedirs(target, exist_ok=True)
+    for name in os.listdir(source):
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+            continue
+        path = os.path.join(source, name)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                continue
+            with open(os.path.join(target, name), "wb") as out:
+                shutil.copyfileobj(f, out)
+
+
+def _criterion_cases(report_path, suite, test):
+    with open(report_path) as f:
+        data = json.load(f)
+    return [t for s in data["test_suites"] if s["name"] == suite for t in s["tests"]
+            if t["name"] == test]
+
+
+def _read_csv(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def run_student(binary, suite, test, limits, seed, work):
+    """The record run in a sandbox; returns sandbox.run's dict plus the
+    recording folder."""
+    scratch = os.path.join(work, "student")
+    record = os.path.join(scratch, "record")
+    os.makedirs(record)
+    view = sandbox.view_args(ro=[binary] + sandbox.library_dirs(binary), rw=[scratch], gpu=True,
+                             chdir=scratch)
+    argv = list(limits.get("wrapper", [])) + [binary, f"--filter={suite}/{test}", "--jobs=1",
+                                               "--verbose", f"--json={scratch}/report.json"]
+    env = sandbox.minimal_env(WB_RECORD=record, WB_SEED=seed)
+    run = sandbox.run(argv, cwd=scratch, env=env, wall_s=limits["wall_s"], cpu_s=limits["cpu_s"],
+                      file_bytes=RECORD_BYTES, output_bytes=limits["output_bytes"], sandbox=view)
+    run["record"] = record
+    return run
+
+
+def run_judge(judge_binary, suite, test, limits, seed, recording, work):
+    """The judge run (trusted binary, not sandboxed); returns (cases from its
+    Criterion report, its run (sandbox.run's dict), cases.csv rows,
+    timings.csv rows) or
+    raises RuntimeError when the judge itself broke."""
+    out = os.path.join(work, "judge")
+    os.makedirs(out)
+    report = os.path.join(out, "report.json")
+    env = dict(os.environ, WB_JUDGE=recording, WB_JUDGE_OUT=out, WB_SEED=seed,
+               WB_RESULTS_DIR=out)
+    run = sandbox.run([judge_binary, f"--filter={suite}/{test}", "--jobs=1", "--verbose",
+                       f"--json={report}"], cwd=out, env=env,
+                      wall_s=limits["wall_s"] * 2, cpu_s=limits["cpu_s"] * 2,
+                      output_bytes=limits["output_bytes"])
+    try:
+        cases = _criterion_cases(report, suite, test)
+    except (OSError, ValueError, KeyError, TypeError):
+        raise RuntimeError(f"the judge (the reference's test binary) wrote no report for "
+                           f"{suite}/{test} (exit {run['status']}):\n{run['output'][-2000:]}")
+    return cases, run, _read_csv(os.path.join(out, "cases.csv")), \
+        _read_csv(os.path.join(out, "timings.csv"))
+
+
+def run_test(student_binary, judge_binary, suite, test, limits, seed):
+    """Records the student's run, judges it. Returns a dict: status (passed /
+    failed / skipped), reason, output (what the student's process printed),
+    judged (the judge's messages), seconds, launches, finished cases,
+    timings (rows of timings.csv)."""
+    work = tempfile.mkdtemp(prefix="wbtest-")
+    try:
+        student = run_student(student_binary, suite, test, limits, seed, work)
+        recording = os.path.join(work, "recording")
+        _copy_recording(student["record"], recording)
+        cases, judged_run, case_rows, timing_rows = run_judge(
+            judge_binary, suite, test, limits, seed, recording, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result = {"output": student["output"], "seconds": student["seconds"],
+              "judge_seconds": judged_run["seconds"],
+              "launches": sum(int(r[3]) for r in case_rows if len(r) == 4 and r[3].isdigit()),
+              "timings": timing_rows, "cases": len(cases)}
+    states = [c.get("status") for c in cases]
+    messages = [m.strip() for c in cases if c.get("status") != "PASSED" for m in c.get("messages", [])]
+    result["judged"] = "\n".join(messages)
+
+    def verdict(state, reason):
+        result.update(status=state, reason=reason)
+        return result
+
+    if states and all(s == "SKIPPED" for s in states):
+        return verdict("skipped", messages[0] if messages else "skipped")
+    if student["truncated"]:
+        return verdict("failed", f"printed more than {limits['output_bytes']} bytes (the limit)")
+    if student["status"] is None:
+        return verdict("failed", f"timed out after {limits['wall_s']} s (hang or too slow); the "
+                       "process was stopped")
+    if student["status"] < 0:
+        return verdict("failed", f"the test process was killed by {_signal_name(student['status'])}")
+    if not states or any(s != "PASSED" for s in states):
+        bad = sum(s != "PASSED" for s in states)
+        detail = "; ".join(messages[:3])
+        return verdict("failed", f"{bad} of {len(states)} case(s) failed" + (f": {detail}" if detail else ""))
+    return verdict("passed", "")
+
+
+def timing_problem(row, wall_seconds, judge_seconds):
+    """Why a timing row (timings.csv: case, what, reference ms, student ms,
+    warmup, repetitions, floor ms) cannot be scored, or None. wall_seconds:
+    the student's test process seen from outside; judge_seconds: the
+    judge's, which ran the same test with the reference's kernels."""
+    try:
+        reference_ms, student_ms = float(row[2]), float(row[3])
+        warmup, repetitions, floor_ms = int(row[4]), int(row[5]), float(row[6])
+    except (IndexError, ValueError):
+        return "no timing was recorded"
+    if not math.isfinite(student_ms) or student_ms <= 0:
+        return f"the reported time ({row[3]} ms) is not a positive number"
+    if repetitions < 1 or repetitions > 100000 or warmup < 0 or warmup > 100000:
+        return "the timing's repetition counts were changed"
+    if floor_ms > 0 and student_ms < floor_ms / 1.1:
+        return (f"the reported time ({student_ms:.4g} ms) is faster than this GPU can do the work "
+                f"({floor_ms:.4g} ms at its copy bandwidth / FP32 peak, less 10%)")
+    if student_ms * repetitions > wall_seconds * 1000.0:
+        return (f"the reported time ({student_ms:.4g} ms x {repetitions} runs) is longer than the "
+                f"whole test process took ({wall_seconds:.2f} s)")
+    # Seen from outside, the student's process may not take much longer than
+    # the judge's than its own reported times explain: a slow kernel that
+    # reports a fast time shows here once the timed runs dominate.
+    explained = (student_ms - reference_ms) * (warmup + repetitions) / 1000.0
+    if wall_seconds - judge_seconds > 2.0 * max(explained, 0.0) + max(2.0, judge_seconds):
+        return (f"the reported time ({student_ms:.4g} ms) does not match the test process's "
+                f"wall-clock time ({wall_seconds:.2f} s, the reference's {judge_seconds:.2f} s)")
+    if not math.isfinite(reference_ms) or reference_ms <= 0:
+        return "the reference's time is not usable"
+    return None

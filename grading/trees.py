@@ -1,0 +1,184 @@
+"""The two trees of a grading run.
+
+The trusted tree is a private copy of this checkout (meson.build, common/,
+labs/, solutions/, tests/) configured and built by the grader: the
+reference binaries (the judges), the test objects and the libraries. The
+submission's code never runs there and never sees it.
+
+The student's kernels.cu is compiled inside a sandbox whose view holds
+only what that compile needs: the system's compiler and CUDA toolkit, the
+lab's headers, common/'s headers and library sources, and the student's
+file itself, bound at the path of the skeleton so that the compile command
+is Meson's own. Not test.c (with its hidden tests), not solutions/, not the
+rubric, not other labs. The object it makes is checked (objcheck.py), then
+linked with the trusted test object into the student's test binary.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import labs
+import sandbox
+
+TRUSTED = ("meson.build", "meson_options.txt", "common", "labs", "solutions", "tests")
+COMPILE_WALL_S = 180
+LINK_WALL_S = 120
+COMPILE_MEMORY = 16 << 30
+
+
+def include_problems(text, allowed):
+    """Includes that reach outside the lab's tree, one line each: an absolute
+    path, `..`, a device file, a computed (macro) include, a quoted include
+    of a file that is neither the lab's nor common/'s, or an assembler
+    .incbin. System headers (<...> without a path) are fine."""
+    problems = []
+    joined = re.sub(r"\\\r?\n", "", text)
+    for number, line in enumerate(joined.splitlines(), 1):
+        m = re.match(r"\s*#\s*(include_next|include|import)\b\s*(.*)", line)
+        if m:
+            directive, rest = m.group(1), m.group(2).strip()
+            target = re.match(r'"([^"]*)"|<([^>]*)>', rest)
+            if directive != "include":
+                problems.append(f"line {number}: #{directive} is not allowed in a lab")
+            elif not target:
+                problems.append(f"line {number}: a computed #include ({rest[:60]}): name the header")
+            else:
+                name = target.group(1) if target.group(1) is not None else target.group(2)
+                if name.startswith("/") or ".." in name.split("/") or "\\" in name:
+                    problems.append(f"line {number}: #include {rest[:80]} reaches outside the lab's "
+                                    "tree (an absolute path or ..)")
+                elif target.group(1) is not None and name not in allowed:
+                    problems.append(f"line {number}: #include \"{name}\": only the lab's and "
+                                    f"common/'s headers can be included with quotes "
+                                    f"({', '.join(sorted(allowed))})")
+        if re.search(r"\.incbin\b", line, re.I):
+            problems.append(f"line {number}: .incbin (reading a file into the object) is not allowed")
+    return problems
+
+
+class Workspace:
+    """A private folder for one grading run: src/ (the trusted tree),
+    build/ (its build), submission/ (the student's files, as data)."""
+
+    def __init__(self, keep=False):
+        self.root = tempfile.mkdtemp(prefix="wbgrade-")
+        self.src = os.path.join(self.root, "src")
+        self.build = os.path.join(self.root, "build")
+        self.keep = keep
+        os.makedirs(self.src)
+        for name in TRUSTED:
+            path = os.path.join(labs.ROOT, name)
+            if os.path.isdir(path):
+                shutil.copytree(path, os.path.join(self.src, name),
+                                ignore=shutil.ignore_patterns("__pycache__", "build*"))
+            elif os.path.exists(path):
+                shutil.copy(path, self.src)
+
+    def remove(self):
+        if not self.keep:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+    # ------------------------------------------------------ trusted side
+    def configure(self, selected):
+        proc = subprocess.run(["meson", "setup", self.build, self.src,
+                               "-Dlabs=" + ",".join(f for f, _ in selected)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace")
+        if proc.returncode != 0:
+            sys.exit("error: the trusted tree does not configure (not the student's fault):\n"
+                     + "\n".join(l for l in proc.stdout.splitlines() if "ERROR" in l or "error" in l))
+        with open(os.path.join(self.build, "compile_commands.json")) as f:
+            self.commands = json.load(f)
+
+    def build_trusted(self, name):
+        """The judge (<name>-reference) and the student's side built with the
+        skeleton: its test object, libraries and link command are the
+        student's, only the kernels object is replaced. Returns (ok, log)."""
+        return labs.build_target([f"{name}-reference", f"{name}-student"], self.build)
+
+    def kernels_command(self, folder, name, side="student"):
+        """Meson's compile command of a side's kernels.cu, and the object it
+        makes (relative to the build folder)."""
+        tree = "labs" if side == "student" else "solutions"
+        for entry in self.commands:
+            out = entry.get("output", "")
+            if out.startswith(f"{name}-{side}.p/") and entry["file"].endswith(f"{tree}/{folder}/kernels.cu"):
+                return entry["command"], out
+        raise RuntimeError(f"no compile command for {tree}/{folder}/kernels.cu in the trusted build")
+
+    def link_command(self, name):
+        proc = subprocess.run(["ninja", "-C", self.build, "-t", "commands", f"{name}-student"],
+                              stdout=subprocess.PIPE, text=True)
+        return proc.stdout.strip().splitlines()[-1]
+
+    def lab_headers(self, folder):
+        """Headers a lab's kernels.cu may include with quotes: the lab's own
+        and common/'s, by name."""
+        names = {}
+        for top in (os.path.join(self.src, "labs", folder), os.path.join(self.src, "common")):
+            for entry in sorted(os.listdir(top)):
+                if entry.endswith((".h", ".cuh")):
+                    names.setdefault(entry, os.path.join(top, entry))
+        return names
+
+    # ------------------------------------------------------ student side
+    def compile_student(self, folder, name, source):
+        """Compiles the student's kernels.cu (bytes) in a sandbox. Returns
+        (ok, message, object path)."""
+        headers = self.lab_headers(folder)
+        text = source.decode("utf-8", "replace")
+        problems = include_problems(text, set(headers))
+        if problems:
+            return False, "; ".join(problems[:5]), None
+        command, output = self.kernels_command(folder, name)
+        mine = os.path.join(self.root, "submission", folder)
+        os.makedirs(mine, exist_ok=True)
+        student_file = os.path.join(mine, "kernels.cu")
+        with open(student_file, "wb") as f:
+            f.write(source)
+        out_dir = os.path.join(self.root, "student-objects", folder)
+        shutil.rmtree(out_dir, ignore_errors=True)
+        os.makedirs(out_dir)
+        target_dir = os.path.join(self.build, os.path.dirname(output))
+        view = sandbox.view_args(
+            ro=[os.path.join(self.src, "common")],
+            ro_at=[(path, os.path.join(self.src, "labs", folder, header))
+                   for header, path in headers.items()
+                   if os.path.dirname(path).endswith(folder)]
+            + [(student_file, os.path.join(self.src, "labs", folder, "kernels.cu"))],
+            chdir=self.build)
+        # The object folder is the only writable place: bind it last, read-write.
+        view += ["--bind", out_dir, target_dir]
+        run = sandbox.run(["sh", "-c", command], cwd=self.build, env=sandbox.minimal_env(),
+                          wall_s=COMPILE_WALL_S, cpu_s=COMPILE_WALL_S * 4,
+                          memory_bytes=COMPILE_MEMORY, output_bytes=200000, sandbox=view)
+        if run["status"] is None:
+            return False, f"the compiler ran past {COMPILE_WALL_S} s and was stopped", None
+        obj = os.path.join(out_dir, os.path.basename(output))
+        if run["status"] != 0 or not os.path.isfile(obj):
+            return False, run["output"], None
+        return True, run["output"], obj
+
+    def link_student(self, folder, name, obj):
+        """Links the checked student object with the trusted test object.
+        Returns (ok, message, binary)."""
+        command, output = self.kernels_command(folder, name)
+        shutil.copyfile(obj, os.path.join(self.build, output))
+        binary = os.path.join(self.build, f"{name}-student")
+        if os.path.exists(binary):
+            os.remove(binary)
+        run = sandbox.run(["sh", "-c", self.link_command(name)], cwd=self.build,
+                          env=dict(os.environ), wall_s=LINK_WALL_S, output_bytes=200000)
+        if run["status"] != 0 or not os.path.isfile(binary):
+            return False, run["output"] or "the link was stopped", None
+        return True, run["output"], binary
