@@ -10,6 +10,7 @@ import shutil
 import sys
 import time
 import tomllib
+import traceback
 
 import judge
 import labs
@@ -263,7 +264,14 @@ def grade_submission(args):
 
 
 def grade(args):
-    report = grade_submission(args)
+    # Whatever goes wrong, every report asked for is written and says so.
+    try:
+        report = grade_submission(args)
+    except SystemExit as e:   # a sys.exit with a message (the instructor's tree, the options)
+        report = reports.failed(e.code, args.submission or "labs/")
+    except Exception as e:
+        traceback.print_exc()
+        report = reports.failed(f"{type(e).__name__}: {e}", args.submission or "labs/")
     reports.print_scoreboard(report)
     reports.write_all(report, args)
     return 0 if report["score"] >= report["max_score"] and not report.get("rejected") else 1

@@ -1,13 +1,54 @@
 """What the grader writes: the terminal scoreboard, Gradescope's
 results.json (validated by validate_gradescope, the schema documented in
-grading/README.md), JUnit XML, and a CSV/JSON row per submission."""
+grading/README.md), JUnit XML, and a CSV/JSON row per submission.
+
+Whatever the compiler, the test or the submission printed, every file
+written here parses: text loses the characters XML 1.0 forbids (they are
+written as escapes such as \\x1b), JSON has no NaN or Infinity (null in the
+full report; 0 in Gradescope's score fields, which must be numbers, with a
+note saying so), and the CSV has no 'nan'. A submission the grader could
+not grade still gets every report (failed)."""
 import csv
 import json
+import math
 import os
+import re
 import xml.etree.ElementTree as ET
 
 CSV_FIELDS = ["submission", "score", "max_score", "labs_built", "labs_total", "gpu_ran",
               "rejected", "per_lab"]
+FAILED = "the grader failed on this submission: "
+# XML 1.0 allows tab, newline, carriage return and these ranges only: not
+# the other control characters (a terminal's colour codes, NUL), nor lone
+# surrogates (the bytes of output that was not UTF-8), nor U+FFFE and U+FFFF.
+NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def safe_text(text):
+    """text with what XML 1.0 forbids written as Python escapes (\\x1b)."""
+    return NOT_XML.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def finite(value, default=0.0):
+    """value if it is a finite number, else default (NaN, infinity, None)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return value if ok else default
+
+
+def cleaned(value, non_finite, replaced, where="report"):
+    """A copy of value (dicts, lists, strings, numbers) with every string made
+    safe_text and every NaN or infinity replaced by non_finite; where each
+    replacement was made is appended to the list replaced."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        replaced.append(where)
+        return non_finite
+    if isinstance(value, dict):
+        return {k: cleaned(v, non_finite, replaced, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [cleaned(v, non_finite, replaced, f"{where}[{i}]") for i, v in enumerate(value)]
+    return value
 
 
 def make(results, seconds, source, ignored, isolation):
@@ -24,8 +65,17 @@ def rejected(reason, source):
             "gpu_ran": False, "ignored": [], "isolation": "", "rejected": reason}
 
 
+def failed(reason, source):
+    """The report of a submission that the grader could not grade (it raised,
+    or the instructor's tree is broken): every report is still written, and
+    says so, so that no submission is left without one."""
+    return rejected(FAILED + str(reason), source)
+
+
 def summary_lines(report):
     lines = []
+    if report["rejected"].startswith(FAILED):
+        return [report["rejected"]]
     if report["rejected"]:
         return [f"SUBMISSION REJECTED: {report['rejected']}"]
     if not report["gpu_ran"]:
@@ -52,7 +102,7 @@ def print_scoreboard(report):
         passed = sum(t["status"] == "passed" for t in r["tests"])
         perf = r["perf"]
         speed = "-"
-        if perf and perf["speed_vs_reference"]:
+        if perf and finite(perf["speed_vs_reference"]) and finite(perf["student_ms"]):
             speed = f"{perf['student_ms']:.3f} ms = {100 * perf['speed_vs_reference']:.0f}% of ref"
         rows.append((r["lab"], r["build"], f"{passed}/{len(r['tests'])}",
                      f"{r['score']:g}/{r['max_score']:g}", speed))
@@ -60,10 +110,10 @@ def print_scoreboard(report):
     widths = [max(len(x[i]) for x in rows + [header]) for i in range(len(header))]
     print()
     for row in [header] + rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
+        print(safe_text("  ".join(c.ljust(w) for c, w in zip(row, widths))))
     print(f"\ntotal: {report['score']:g} / {report['max_score']:g}")
     for line in summary_lines(report):
-        print(line)
+        print(safe_text(line))   # a strict UTF-8 terminal cannot write lone surrogates
 
 
 def gradescope(report):
@@ -80,13 +130,19 @@ def gradescope(report):
                           "status": "passed" if p["score"] >= p["max_score"] else "failed",
                           "output": f"student {p['student_ms']} ms, reference {p['reference_ms']} ms",
                           "visibility": "visible"})
+    # Only real times: a NaN or 0 ms would lead an ascending leaderboard.
     leaderboard = [{"name": f"{r['lab']} ms", "value": r["perf"]["student_ms"], "order": "asc"}
-                   for r in report["labs"] if r["perf"] and r["perf"]["student_ms"]]
+                   for r in report["labs"] if r["perf"] and finite(r["perf"]["student_ms"]) > 0]
     out = {"score": report["score"], "max_score": report["max_score"],
            "execution_time": report["execution_time"], "output": "\n".join(summary_lines(report)),
            "visibility": "visible", "tests": tests}
     if leaderboard:
         out["leaderboard"] = leaderboard
+    replaced = []
+    out = cleaned(out, 0, replaced, "results")
+    if replaced:
+        out["output"] += ("\nNOTE: not a finite number (NaN or infinity), written as 0: "
+                          + ", ".join(replaced[:10]))
     return out
 
 
@@ -133,8 +189,14 @@ def validate_gradescope(doc):
 
 
 def junit(report):
+    report = cleaned(report, 0, [])
     suites = ET.Element("testsuites", name="cuda-workbook", tests="0", failures="0")
     total = failures = 0
+    if report["rejected"]:   # a rejected or failed submission: one failing case that says why
+        s = ET.SubElement(suites, "testsuite", name="submission", tests="1", failures="1")
+        case = ET.SubElement(s, "testcase", classname="submission", name="submission")
+        ET.SubElement(case, "failure", message=report["rejected"][:200]).text = report["rejected"]
+        total = failures = 1
     for r in report["labs"]:
         s = ET.SubElement(suites, "testsuite", name=r["lab"], tests=str(len(r["tests"])))
         bad = 0
@@ -153,32 +215,37 @@ def junit(report):
 
 
 def csv_row(report):
-    return {"submission": report["submission"], "score": report["score"],
-            "max_score": report["max_score"],
+    """One CSV row; a score that is not a finite number (NaN, or null in a
+    JSON report read back) is written as 0, never 'nan'."""
+    return {"submission": safe_text(report["submission"]), "score": finite(report["score"]),
+            "max_score": finite(report["max_score"]),
             "labs_built": sum(r["build"] == "ok" for r in report["labs"]),
             "labs_total": len(report["labs"]), "gpu_ran": report["gpu_ran"],
-            "rejected": report["rejected"],
-            "per_lab": ";".join(f"{r['lab']}={r['score']:g}/{r['max_score']:g}({r['build']})"
-                                for r in report["labs"])}
+            "rejected": safe_text(report["rejected"]),
+            "per_lab": ";".join(f"{r['lab']}={finite(r['score']):g}/{finite(r['max_score']):g}"
+                                f"({r['build']})" for r in report["labs"])}
 
 
 def write_all(report, args):
+    """Every report asked for. JSON is written with allow_nan=False: a NaN
+    that got past cleaned() raises here rather than writing invalid JSON."""
     if args.gradescope:
         os.makedirs(os.path.dirname(os.path.abspath(args.gradescope)), exist_ok=True)
         doc = gradescope(report)
         problems = validate_gradescope(doc)
-        if problems:
-            raise SystemExit("internal error: results.json does not validate: " + "; ".join(problems))
-        with open(args.gradescope, "w") as f:
-            json.dump(doc, f, indent=1)
+        if problems:   # the grader's bug, reported as such rather than left without a file
+            doc = gradescope(failed("internal error: results.json does not validate: "
+                                    + "; ".join(problems), report["submission"]))
+        with open(args.gradescope, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1, allow_nan=False)
     if args.junit:
         junit(report).write(args.junit, encoding="utf-8", xml_declaration=True)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report, f, indent=1)
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(cleaned(report, None, []), f, indent=1, allow_nan=False)
     if args.csv:
         new = not os.path.exists(args.csv) or os.path.getsize(args.csv) == 0
-        with open(args.csv, "a", newline="") as f:
+        with open(args.csv, "a", newline="", encoding="utf-8") as f:
             w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
             if new:
                 w.writeheader()
