@@ -21,8 +21,8 @@
  *     recorded value instead of its own*, so that every check of test.c
  *     decides on the submission's results in a trusted process.
  * A value that reaches a check without an observation would be judged on
- * the reference's value: the repository's check `judge-agrees` catches such
- * a test (a skeleton or planted bug that fails in-process but not judged).
+ * the reference's value: `tests/planted_bugs.py run --judge` catches such a
+ * test (a planted bug that fails in-process but passes the judge).
  * Labels (`what`) must not depend on the results: they are matched in order.
  */
 #ifndef WB_TEST_H

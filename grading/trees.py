@@ -132,21 +132,22 @@ class Workspace:
         return names
 
     # ------------------------------------------------------ student side
-    def compile_student(self, folder, name, source):
+    def compile_student(self, folder, name, source, tag="submission"):
         """Compiles the student's kernels.cu (bytes) in a sandbox. Returns
-        (ok, message, object path)."""
+        (ok, message, object path). tag names the folders of this compile,
+        so that several can run at once (the planted bugs)."""
         headers = self.lab_headers(folder)
         text = source.decode("utf-8", "replace")
         problems = include_problems(text, set(headers))
         if problems:
             return False, "; ".join(problems[:5]), None
         command, output = self.kernels_command(folder, name)
-        mine = os.path.join(self.root, "submission", folder)
+        mine = os.path.join(self.root, tag, folder)
         os.makedirs(mine, exist_ok=True)
         student_file = os.path.join(mine, "kernels.cu")
         with open(student_file, "wb") as f:
             f.write(source)
-        out_dir = os.path.join(self.root, "student-objects", folder)
+        out_dir = os.path.join(self.root, tag, folder, "objects")
         shutil.rmtree(out_dir, ignore_errors=True)
         os.makedirs(out_dir)
         target_dir = os.path.join(self.build, os.path.dirname(output))
@@ -169,15 +170,17 @@ class Workspace:
             return False, run["output"], None
         return True, run["output"], obj
 
-    def link_student(self, folder, name, obj):
-        """Links the checked student object with the trusted test object.
-        Returns (ok, message, binary)."""
-        command, output = self.kernels_command(folder, name)
-        shutil.copyfile(obj, os.path.join(self.build, output))
-        binary = os.path.join(self.build, f"{name}-student")
+    def link_student(self, folder, name, obj, binary=None):
+        """Links the checked student object with the trusted test object into
+        binary (default: the build's <name>-student). Returns (ok, message,
+        binary)."""
+        _, output = self.kernels_command(folder, name)
+        link = self.link_command(name)
+        binary = binary or os.path.join(self.build, f"{name}-student")
+        link = link.replace(f"-o {name}-student ", f"-o {binary} ", 1).replace(output, obj, 1)
         if os.path.exists(binary):
             os.remove(binary)
-        run = sandbox.run(["sh", "-c", self.link_command(name)], cwd=self.build,
+        run = sandbox.run(["sh", "-c", link], cwd=self.build,
                           env=dict(os.environ), wall_s=LINK_WALL_S, output_bytes=200000)
         if run["status"] != 0 or not os.path.isfile(binary):
             return False, run["output"] or "the link was stopped", None

@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Planted bugs: each classic mistake of tests/planted/NN-name.toml, planted
+alone into the lab's reference, must be caught.
+
+usage: tests/planted_bugs.py check [LAB...]
+           (CPU) every entry still applies to the reference: its `find`
+           occurs (exactly once, or `occurrence` exists); names are unique;
+           each lab has its minimum (8; lab 00: 4)
+       tests/planted_bugs.py run [--labs 00-vector-add,...] [--jobs N]
+                                 [--judge] [--csv FILE]
+           (GPU) builds each mutant the way the grader builds a submission
+           (grading/trees.py), runs the lab's stage tests, or the named
+           compute-sanitizer tool, and checks that it fails with `message`;
+           --judge also grades the mutant's recording with the reference's
+           binary (grading/judge.py) and checks that the judge fails it too
+           (a value that skips wb_observe would pass there). Prints one line
+           per bug and a table; exit status 1 when one is not caught, 77
+           without a GPU.
+"""
+import argparse
+import concurrent.futures
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import tomllib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "grading"))
+
+import judge  # noqa: E402
+import labs  # noqa: E402
+import trees  # noqa: E402
+
+PLANTED = os.path.join(ROOT, "tests", "planted")
+MINIMUM = {"00-vector-add": 4}
+KINDS = {"barrier", "fence", "syncwarp", "atomic", "volatile", "bounds", "grid-stride",
+         "accumulate", "index", "host-sync", "memory-order", "launch", "other"}
+SANITIZERS = {"memcheck", "racecheck", "synccheck", "initcheck"}
+
+
+def load(folder):
+    path = os.path.join(PLANTED, folder + ".toml")
+    if not os.path.exists(path):
+        return []
+    with open(path, "rb") as f:
+        return tomllib.load(f).get("bug", [])
+
+
+def mutate(reference, bug):
+    """The reference's text with the bug planted; raises ValueError when the
+    entry does not apply."""
+    find, occurrence = bug["find"], int(bug.get("occurrence", 0))
+    count = reference.count(find)
+    if count == 0:
+        raise ValueError("its find text is not in the reference")
+    if occurrence == 0 and count != 1:
+        raise ValueError(f"its find text occurs {count} times: say which with occurrence")
+    if occurrence > count:
+        raise ValueError(f"occurrence {occurrence}, but the text occurs {count} times")
+    at = -1
+    for _ in range(max(occurrence, 1)):
+        at = reference.index(find, at + 1)
+    return reference[:at] + bug["replace"] + reference[at + len(find):]
+
+
+def check(folders):
+    problems = []
+    for folder in folders:
+        bugs = load(folder)
+        with open(os.path.join(ROOT, "solutions", folder, "kernels.cu")) as f:
+            reference = f.read()
+        names = [b.get("name") for b in bugs]
+        if len(bugs) < MINIMUM.get(folder, 8):
+            problems.append(f"{folder}: {len(bugs)} planted bugs, at least {MINIMUM.get(folder, 8)} wanted")
+        for bug in bugs:
+            where = f"{folder}/{bug.get('name')}"
+            missing = [k for k in ("name", "kind", "find", "replace", "caught_by", "message")
+                       if k not in bug]
+            if missing:
+                problems.append(f"{where}: missing {', '.join(missing)}")
+                continue
+            if names.count(bug["name"]) > 1:
+                problems.append(f"{where}: the name is used twice")
+            if bug["kind"] not in KINDS:
+                problems.append(f"{where}: unknown kind {bug['kind']}")
+            if bug["caught_by"] not in SANITIZERS | {"test"}:
+                problems.append(f"{where}: caught_by must be test or one of {sorted(SANITIZERS)}")
+            try:
+                if mutate(reference, bug) == reference:
+                    problems.append(f"{where}: the replacement changes nothing")
+            except ValueError as e:
+                problems.append(f"{where}: {e}")
+        print(f"{folder}: {len(bugs)} planted bugs")
+    for p in problems:
+        print("PROBLEM:", p)
+    return 1 if problems else 0
+
+
+def run_in_process(binary, bug, work):
+    """The lab's stage tests (or the sanitizer) on the mutant; returns
+    (caught, message shown)."""
+    report = os.path.join(work, "report.json")
+    argv = [binary, "--jobs=1", "--filter=*/stage*", f"--json={report}"]
+    tool = bug["caught_by"]
+    if tool != "test":
+        argv = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "99",
+                "--target-processes", "all"] + (["--racecheck-report", "hazard"]
+                                                 if tool == "racecheck" else []) + argv
+    try:
+        proc = subprocess.run(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, errors="replace", timeout=900)
+    except subprocess.TimeoutExpired:
+        return False, "the run took more than 900 s"
+    if tool != "test":
+        lines = [l for l in proc.stdout.splitlines() if l.startswith("=========") and bug["message"] in l]
+        return bool(lines), (lines[0] if lines else f"no sanitizer line with '{bug['message']}' "
+                             f"(exit {proc.returncode})")
+    try:
+        data = json.load(open(report))
+    except (OSError, ValueError):
+        return False, f"no report (exit {proc.returncode}): {proc.stdout[-300:]}"
+    messages = [(t["name"], m) for s in data["test_suites"] for t in s["tests"]
+                if t["status"] in ("FAILED", "ERRORED") for m in t.get("messages", []) or [t["status"]]]
+    if not messages:
+        return False, "not caught: every stage test passed"
+    wanted = [(n, m) for n, m in messages if bug["message"] in m]
+    name, text = (wanted or messages)[0]
+    return bool(wanted), f"{name}: {text.strip()}"
+
+
+def run_judged(ws, binary, name, work):
+    """Grades the mutant like a submission, test by test; True when the judge
+    fails at least one stage test."""
+    reference = os.path.join(ws.build, f"{name}-reference")
+    for suite, test in judge.list_tests(reference):
+        if not test.startswith("stage"):
+            continue
+        limits = {"wall_s": 300, "cpu_s": 600, "output_bytes": 1000000}
+        got = judge.run_test(binary, reference, suite, test, limits, "1234")
+        if got["status"] == "failed":
+            return True, f"{test}: {got['reason'][:200]}"
+    return False, "the judge passes every stage test"
+
+
+def run(args):
+    gpu = subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL).returncode == 0 if _has("nvidia-smi") else False
+    if not gpu:
+        print("skipped: no GPU (nvidia-smi -L)")
+        return 77
+    folders = args.labs.split(",") if args.labs else [f for f, _ in labs.all_labs()]
+    selected = [(f, n) for f, n in labs.all_labs() if f in folders]
+    jobs = []
+    with trees.Workspace() as ws:
+        ws.configure(selected)
+        for folder, name in selected:
+            ok, output = ws.build_trusted(name)
+            if not ok:
+                print(f"{folder}: the trusted build fails:\n{output[-2000:]}")
+                return 1
+            reference = open(os.path.join(ROOT, "solutions", folder, "kernels.cu")).read()
+            jobs += [(folder, name, bug, mutate(reference, bug)) for bug in load(folder)]
+
+        def one(job):
+            folder, name, bug, source = job
+            tag = f"planted-{folder}-{bug['name']}"
+            ok, output, obj = ws.compile_student(folder, name, source.encode(), tag=tag)
+            if not ok:
+                return job, False, "does not compile: " + output[-300:], None
+            binary = os.path.join(os.path.dirname(obj), "test-binary")
+            ok, output, binary = ws.link_student(folder, name, obj, binary)
+            if not ok:
+                return job, False, "does not link: " + output[-300:], None
+            with tempfile.TemporaryDirectory() as work:
+                caught, shown = run_in_process(binary, bug, work)
+            judged = None
+            if args.judge and bug["caught_by"] == "test":
+                judged = run_judged(ws, binary, name, tempfile.gettempdir())
+            return job, caught, shown, judged
+
+        rows, failed = [], 0
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for job, caught, shown, judged in pool.map(one, jobs):
+                folder, _, bug, _ = job
+                ok = caught and (judged is None or judged[0])
+                failed += not ok
+                verdict = "caught" if ok else ("NOT JUDGED" if caught else "NOT CAUGHT")
+                line = f"{verdict:10} {folder}/{bug['name']} ({bug['kind']}, by {bug['caught_by']}): {shown[:300]}"
+                if judged is not None:
+                    line += f" | judge: {judged[1][:160]}"
+                print(line, flush=True)
+                rows.append([folder, bug["name"], bug["kind"], bug["caught_by"], verdict,
+                             shown[:500], judged[1][:300] if judged else ""])
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["lab", "bug", "kind", "caught_by", "verdict", "message", "judge"])
+            w.writerows(rows)
+    print(f"{len(rows) - failed} of {len(rows)} planted bugs caught")
+    return 1 if failed else 0
+
+
+def _has(program):
+    return any(os.access(os.path.join(d, program), os.X_OK)
+               for d in os.environ.get("PATH", "").split(":") if d)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     epilog=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("check", help="(CPU) the entries still apply to the references")
+    c.add_argument("labs", nargs="*")
+    r = sub.add_parser("run", help="(GPU) every planted bug is caught")
+    r.add_argument("--labs", help="comma-separated lab folders (default: all)")
+    r.add_argument("--jobs", type=int, default=4, help="mutants run at once (default 4)")
+    r.add_argument("--judge", action="store_true", help="also check that the judge fails each mutant")
+    r.add_argument("--csv", help="write the table here")
+    args = parser.parse_args()
+    if args.command == "check":
+        return check(args.labs or [f for f, _ in labs.all_labs()])
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
