@@ -1,8 +1,20 @@
 /*
- * Lab 00 tests: correctness on awkward sizes and block sizes, with the output
- * poisoned first, then one timing line at 2^26 elements.
+ * Lab 00 tests: correctness on awkward sizes and block sizes, then one timing
+ * line at 2^26 elements. The classic mistakes (handouts/00-vector-add.md) and
+ * what catches them:
+ *   - a bound i <= n, or none: every buffer has guard zones of NaN bytes; a
+ *     write past c shows in its guard zone, a read past a or b gives a NaN
+ *     that the kernel computed, which the poison cannot be confused with;
+ *   - an index without blockIdx.x, or a grid of one block: only the first
+ *     block's elements get written, which has its own message;
+ *   - a grid too small (floor instead of ceiling): the tail stays poisoned;
+ *   - a wrong element read (b[1] for b[i]): random inputs, exact results;
+ *   - a grid of 0 blocks for n = 0: a launch error, checked.
  */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lab.h"
 #include "wb_test.h"
@@ -45,6 +57,38 @@ static void free_vectors(vectors *v)
     free(v->host_b);
 }
 
+/* The all-ones bytes that wb_poison_floats and the guard zones leave: an
+ * element that still holds them was never written. Any NaN the GPU computes
+ * is the canonical 0x7FFFFFFF instead. */
+static bool unwritten(float x)
+{
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return bits == 0xFFFFFFFFu;
+}
+
+/* Two patterns of wrong output that have one classic cause each: named
+ * here, before the general comparison would only count bad elements. */
+static void name_classic_pattern(const float *got, int n, int block_size, const char *what)
+{
+    for (int i = 0; i < n; i++)
+        cr_assert(!isnan(got[i]) || unwritten(got[i]),
+                  "%s: c[%d] is a NaN that the kernel computed: it read outside a or b, whose "
+                  "guard zones hold NaN (an index past the end or before the start, or a fixed "
+                  "index such as b[1] where b[i] was meant) " WB_SEED_HINT,
+                  what, i, wb_seed());
+    if (n <= block_size)
+        return;
+    for (int i = 0; i < n; i++)
+        if (unwritten(got[i]) != (i >= block_size))
+            return;
+    cr_assert_fail("%s: only the first block's elements, c[0] to c[%d], were written: either "
+                   "the grid has a single block (launch the ceiling of n / block_size blocks), "
+                   "or every block writes the same elements (the index needs blockIdx.x * "
+                   "blockDim.x) " WB_SEED_HINT,
+                   what, block_size - 1, wb_seed());
+}
+
 static void check_vector_add(int n, int block_size)
 {
     char what[96];
@@ -57,6 +101,7 @@ static void check_vector_add(int n, int block_size)
     double *expected = malloc(sizeof(double) * (size_t)n);
     cr_assert(got && expected, "out of host memory for n = %d", n);
     wb_fetch(got, v.c, sizeof(float) * (size_t)n, what);
+    name_classic_pattern(got, n, block_size, what);
     for (int i = 0; i < n; i++)
         expected[i] = (double)(v.host_a[i] + v.host_b[i]);  /* the same float add */
     /* One float addition rounds the same way on both sides: demand equality. */
@@ -69,9 +114,10 @@ static void check_vector_add(int n, int block_size)
 
 ParameterizedTestParameters(vector_add, stage0_sizes)
 {
-    /* Edge sizes around a warp, a size that is no multiple of anything, and
-     * a large one where a too-small grid shows. */
-    static int sizes[] = {1, 31, 32, 33, 1000, (1 << 20) + 7, 1 << 26};
+    /* Edge sizes around a warp and around the block of 256 (the threads
+     * past n of the last block must do nothing), a prime, a size that is no
+     * multiple of anything, and a large one where a too-small grid shows. */
+    static int sizes[] = {1, 31, 32, 33, 255, 257, 1000, 65537, (1 << 20) + 7, 1 << 26};
     return cr_make_param_array(int, sizes, sizeof sizes / sizeof sizes[0]);
 }
 
@@ -96,9 +142,15 @@ ParameterizedTest(int *block_size, vector_add, stage0_block_sizes,
 Test(vector_add, stage0_n_zero_launches_nothing)
 {
     /* An empty vector is valid input; the entry point must not launch a
-     * grid of zero blocks (that is a launch error). */
+     * grid of zero blocks. That is a launch error, which a launch without
+     * its check would leave behind for cudaGetLastError. */
     vector_add(NULL, NULL, NULL, 0, 256);
     CUDA_CHECK(cudaDeviceSynchronize());
+    int status = wb_observe_int("error left by vector_add(n = 0)", (int)cudaGetLastError());
+    cr_assert(status == cudaSuccess,
+              "vector_add(n = 0) left the error %s: it launched a grid of 0 blocks (return "
+              "before the launch when n == 0) " WB_SEED_HINT,
+              cudaGetErrorName((cudaError_t)status), wb_seed());
 }
 
 typedef struct {

@@ -2,9 +2,26 @@
 #ifndef LAB_SYNC_UP_HANDOFF_H
 #define LAB_SYNC_UP_HANDOFF_H
 
+#include <stddef.h>
+
+#include "workbook.h"
+
+/* How the test sees what the code under test produced (wb_test.h's
+ * observations); the benchmark has none. values: a result copied back to
+ * the host; timing: a measured time. */
+typedef struct {
+    void (*values)(const char *what, void *host, size_t bytes);
+    wb_timing (*timing)(const char *what, wb_timing t, double bytes, double flops);
+} handoff_observers;
+
 /* Times the recording versions with `count` turns per run (median of
  * `reps`), after checking each once, and prints the table "sync-up-handoff".
- * Returns the time per hand-off of the spin version within one warp (ns). */
+ * The first time it observes is that of every shape run once, one after
+ * another. Returns the time per hand-off of the spin version within one
+ * warp (ns). observe may be NULL. */
+double sync_up_handoff_observed(int count, int reps, const handoff_observers *observe);
+
+/* The same without observers (bench.c). */
 double sync_up_handoff_table(int count, int reps);
 
 #endif

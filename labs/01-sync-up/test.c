@@ -1,9 +1,13 @@
 /*
  * Lab 01 tests. Printing runs are captured (stdout sent to a temporary file
- * around the kernel) and compared line by line; every case runs several
- * times, because an ordering bug shows up only now and then. Recording runs
- * check record[n] == n % threads exactly, with the record poisoned first.
- * A version that hangs is stopped by the suite's timeout and fails.
+ * around the kernel) and compared line by line: only they show the order in
+ * which turns were taken. Recording runs check record[n] == n % threads
+ * exactly, with the record poisoned and guarded first: they show a turn
+ * never taken, taken by the wrong thread, or taken past count. Every case
+ * runs several times, because an ordering bug shows up only now and then,
+ * and the one-block stages start from a stale counter (leave_counter_at_32).
+ * A version that hangs is stopped by the suite's timeout and fails. Every
+ * value read back goes through an observation (see wb_test.h).
  */
 #include <setjmp.h>
 #include <stdlib.h>
@@ -32,9 +36,29 @@ static void launch(stage s, int *record, int count, int blocks, int threads)
         ordered_grid(record, count, blocks, threads);
 }
 
+/* Shared memory is not cleared between launches: a thread that reads the
+ * block's counter before thread 0 has set it reads what the last launch of
+ * the kernel left there, the count of that launch. This run leaves 32 there,
+ * a number that belongs to thread 32, in the block's second warp: where the
+ * barrier after the counter is set is missing, that warp can take turn 32
+ * before turn 0, and the printing check sees it. (Only when the block lands
+ * where the last one ran and its warp reads first; racecheck sees the
+ * missing barrier every time.) */
+static void leave_counter_at_32(stage s, int threads)
+{
+    if (s == GRID || threads <= 32)
+        return;
+    int *scratch;
+    CUDA_CHECK(cudaMalloc((void **)&scratch, 32 * sizeof(int)));
+    launch(s, scratch, 32, 1, threads);
+    CUDA_CHECK(cudaFree(scratch));
+}
+
 /* Runs one printing launch with stdout (file descriptor 1, where device
- * printf ends up) sent to a temporary file, and returns what was printed. */
-static char *printed_by(stage s, int count, int blocks, int threads)
+ * printf ends up) sent to a temporary file, and returns what was printed,
+ * observed. (cr_redirect_stdout captures a whole test at once; this captures
+ * each launch, however long its output.) */
+static char *printed_by(stage s, int count, int blocks, int threads, const char *what)
 {
     fflush(stdout);
     int saved = dup(1);
@@ -48,15 +72,20 @@ static char *printed_by(stage s, int count, int blocks, int threads)
     close(saved);
     CUDA_CHECK(status);
 
-    long size = ftell(capture);
-    if (size < 0)
-        size = lseek(fileno(capture), 0, SEEK_END);
-    char *text = malloc((size_t)size + 1);
+    long own = lseek(fileno(capture), 0, SEEK_END);
+    cr_assert(own >= 0, "cannot read the captured output");
+    char label[160];
+    snprintf(label, sizeof label, "%s: bytes printed", what);
+    long long size = wb_observe_i64(label, own);
+    char *text = malloc((size_t)(size > own ? size : own) + 1);
     cr_assert(text, "out of host memory");
     rewind(capture);
-    size_t got = fread(text, 1, (size_t)size, capture);
-    text[got] = '\0';
+    size_t got = fread(text, 1, (size_t)own, capture);
     fclose(capture);
+    cr_assert(got == (size_t)own, "cannot read the captured output");
+    snprintf(label, sizeof label, "%s: printed", what);
+    wb_observe(label, text, (size_t)size);
+    text[size] = '\0';
     return text;
 }
 
@@ -65,7 +94,11 @@ static void check_printing(stage s, int count, int blocks, int threads)
 {
     int everyone = blocks * threads;
     for (int run = 1; run <= RUNS; run++) {
-        char *text = printed_by(s, count, blocks, threads);
+        char what[128];
+        snprintf(what, sizeof what, "%s(count = %d, blocks = %d, threads = %d), run %d of %d",
+                 stage_name[s], count, blocks, threads, run, RUNS);
+        leave_counter_at_32(s, threads);
+        char *text = printed_by(s, count, blocks, threads, what);
         char *line = text;
         int n = 0;
         for (; *line && n < count; n++) {
@@ -74,19 +107,18 @@ static void check_printing(stage s, int count, int blocks, int threads)
             char expected[32];
             int elen = snprintf(expected, sizeof expected, "%d: %d", n % everyone, n);
             cr_assert(len == (size_t)elen && memcmp(line, expected, len) == 0,
-                      "%s(count = %d, blocks = %d, threads = %d), run %d of %d: line %d "
-                      "is \"%.*s\", expected \"%s\" (a turn taken out of order, twice, "
-                      "or not at all)",
-                      stage_name[s], count, blocks, threads, run, RUNS, n + 1, (int)len, line,
-                      expected);
+                      "%s: line %d is \"%.*s\", expected \"%s\": a turn taken out of order, "
+                      "twice, or not at all (a missing __syncthreads, a counter that is not "
+                      "volatile, a counter read before it was set, a plain increment of the "
+                      "grid's counter, or an index without blockIdx) " WB_SEED_HINT,
+                      what, n + 1, (int)len, line, expected, wb_seed());
             line = end ? end + 1 : line + len;
         }
-        cr_assert(n == count, "%s(count = %d, blocks = %d, threads = %d), run %d of %d: only "
-                  "%d lines printed, expected %d (the turn of number %d never came)",
-                  stage_name[s], count, blocks, threads, run, RUNS, n, count, n);
-        cr_assert(*line == '\0', "%s(count = %d, blocks = %d, threads = %d), run %d of %d: "
-                  "extra output after the %d expected lines: \"%.40s\"",
-                  stage_name[s], count, blocks, threads, run, RUNS, count, line);
+        cr_assert(n == count, "%s: only %d lines printed, expected %d (the turn of number %d "
+                  "never came) " WB_SEED_HINT, what, n, count, n, wb_seed());
+        cr_assert(*line == '\0', "%s: extra output after the %d expected lines: \"%.40s\" (a "
+                  "bound such as n <= count takes one turn too many) " WB_SEED_HINT,
+                  what, count, line, wb_seed());
         free(text);
     }
 }
@@ -94,25 +126,41 @@ static void check_printing(stage s, int count, int blocks, int threads)
 static void check_recording(stage s, int count, int blocks, int threads)
 {
     int everyone = blocks * threads;
-    int *record, *got = malloc(sizeof(int) * (size_t)count + 1);
-    int *expected = malloc(sizeof(int) * (size_t)count + 1);
+    size_t bytes = sizeof(int) * (size_t)count;
+    int *got = malloc(bytes), *expected = malloc(bytes);
     cr_assert(got && expected, "out of host memory");
-    CUDA_CHECK(cudaMalloc((void **)&record, sizeof(int) * (size_t)count + 1));
+    /* Guard zones: a turn taken past count writes where the check sees it. */
+    int *record = wb_guarded_malloc(bytes);
     for (int n = 0; n < count; n++)
         expected[n] = n % everyone;
-    char what[128];
     for (int run = 1; run <= RUNS; run++) {
-        wb_poison_ints(record, (size_t)count);
-        launch(s, record, count, blocks, threads);
-        CUDA_CHECK(cudaMemcpy(got, record, sizeof(int) * (size_t)count,
-                              cudaMemcpyDeviceToHost));
+        char what[128];
         snprintf(what, sizeof what, "%s(record, count = %d, blocks = %d, threads = %d), run %d",
                  stage_name[s], count, blocks, threads, run);
-        wb_assert_ints_equal(got, expected, (size_t)count, what);
+        leave_counter_at_32(s, threads);
+        wb_poison_ints(record, (size_t)count);
+        launch(s, record, count, blocks, threads);
+        wb_fetch(got, record, bytes, what);
+        char report[1024];
+        size_t bad = wb_compare_ints(got, expected, (size_t)count, report, sizeof report);
+        cr_assert(bad == 0, "%s: %s; a poisoned entry is a turn never taken (a thread that "
+                  "left the loop early or never saw its number come), a wrong thread is a "
+                  "turn taken by another thread (an index without blockIdx, or a stride other "
+                  "than all the threads of the grid) " WB_SEED_HINT,
+                  what, report, wb_seed());
+        wb_guarded_check(record, what);
     }
-    CUDA_CHECK(cudaFree(record));
+    wb_guarded_free(record);
     free(got);
     free(expected);
+}
+
+/* The student's answer, observed: it decides the grids that stage 2 runs. */
+static int max_blocks(int threads)
+{
+    char what[64];
+    snprintf(what, sizeof what, "ordered_grid_max_blocks(%d)", threads);
+    return wb_observe_int(what, ordered_grid_max_blocks(threads));
 }
 
 static const int counts[] = {0, 1, 10, 1000};
@@ -163,35 +211,45 @@ ParameterizedTestParameters(sync_up, stage2_printing)
 ParameterizedTest(grid_shape *shape, sync_up, stage2_printing,
                   .description = "blocks x threads print 0 .. count-1 in grid order")
 {
-    int most = ordered_grid_max_blocks(shape->threads);
+    int most = max_blocks(shape->threads);
     check_counts(GRID, shape->blocks < most ? shape->blocks : most, shape->threads);
 }
 
-Test(sync_up, stage0_recording, .description = "record[n] == n % threads")
+/* The recording tests take well under a second: a short timeout ends a
+ * version that hangs sooner. */
+Test(sync_up, stage0_recording, .timeout = 10, .description = "record[n] == n % threads")
 {
     check_recording(BARRIER, 100000, 1, 1024);
     check_recording(BARRIER, 4099, 1, 33);
 }
 
-Test(sync_up, stage1_recording, .description = "record[n] == n % threads")
+Test(sync_up, stage1_recording, .timeout = 10, .description = "record[n] == n % threads")
 {
     check_recording(SPIN, 100000, 1, 1024);
     check_recording(SPIN, 4099, 1, 33);
 }
 
-Test(sync_up, stage2_recording, .description = "every resident block takes its turns")
+Test(sync_up, stage2_recording, .timeout = 10,
+     .description = "every resident block takes its turns")
 {
-    int most = ordered_grid_max_blocks(256);
-    cr_assert(most >= wb_device_info().sm_count,
-              "ordered_grid_max_blocks(256) = %d, but every one of the %d SMs holds at "
-              "least one block of 256 threads", most, wb_device_info().sm_count);
-    check_recording(GRID, most * 256 + 17, most, 256);
+    wb_device device = wb_device_info();
+    int most = max_blocks(256);
+    /* An SM holds at least one block of 256 threads, and at most 2048
+     * threads' worth. */
+    cr_assert(most >= device.sm_count && most <= device.sm_count * 8,
+              "ordered_grid_max_blocks(256) = %d, but the %d SMs hold between %d and %d "
+              "blocks of 256 threads (blocks per SM from the occupancy API, times the SMs)",
+              most, device.sm_count, device.sm_count, device.sm_count * 8);
+    /* The small grid first: an index without blockIdx fails it at once,
+     * where the large one would hang. */
     check_recording(GRID, 5000, 7, 1);
+    check_recording(GRID, most * 256 + 17, most, 256);
 }
 
 /* Argument errors go through wb_fail. expect_error() calls an entry point
- * with this handler in place, which jumps back with the message, and fails
- * the test when no error came or it does not mention `about`. */
+ * with this handler in place, which jumps back with the message, observes
+ * the message, and fails the test when no error came or it does not mention
+ * `about`. */
 static jmp_buf caught;
 static char error_message[512];
 
@@ -215,6 +273,7 @@ static void fail_test(const char *message)
             CUDA_CHECK(cudaDeviceSynchronize());                                         \
         }                                                                                \
         wb_set_error_handler(fail_test);                                                 \
+        wb_observe_str("error from " #call, error_message, sizeof error_message);       \
         cr_assert(strstr(error_message, (about)),                                        \
                   "%s should fail with a message about %s; got %s%s%s", #call, (about),  \
                   error_message[0] ? "\"" : "no error", error_message,                  \
@@ -224,17 +283,22 @@ static void fail_test(const char *message)
 Test(sync_up, stage2_refuses_too_many_blocks,
      .description = "more blocks than can be resident is a clear error, not a hang")
 {
-    int most = ordered_grid_max_blocks(128);
+    int most = max_blocks(128);
     cr_assert(most >= 1, "ordered_grid_max_blocks(128) = %d: at least one block fits", most);
     expect_error(ordered_grid(NULL, 10, most + 1, 128), "resident");
 }
 
+/* Given code (check_arguments): it passes on the skeleton and scores
+ * nothing; it stays as a check that the given code was left alone. */
 Test(sync_up, stage0_rejects_bad_threads, .description = "1025 threads is a clear error")
 {
     expect_error(ordered_barrier(NULL, 10, 1025), "threads <= 1024");
 }
 
+/* The lab's performance test: the graded time is every shape of the
+ * hand-off table run once (handoff.c). */
 Test(sync_up, timing_handoff, .description = "time per hand-off (short run)", .timeout = 60)
 {
-    sync_up_handoff_table(10000, 3);
+    static const handoff_observers observers = {wb_observe, wb_observe_timing};
+    sync_up_handoff_observed(10000, 3, &observers);
 }

@@ -1,90 +1,237 @@
 /*
- * Lab 04 tests: every stage sums random ints (negatives included) exactly,
- * on awkward sizes and on every block size, without reading past n; then one
- * short timing table. Each stage has its own tests, stageN_..., so that
- * `workbook status` can tell which stages work.
+ * Lab 04 tests: every stage sums random ints over the whole int range (so
+ * that partial sums wrap around) exactly, on awkward sizes and on every block
+ * size, each sum run three times; then the argument checks of the given host
+ * code, and one timing table. Each stage has its own tests, stageN_..., so
+ * that `workbook status` can tell which stages work.
+ *
+ * What catches which mistake (handouts/04-reduction.md, "Classic mistakes"):
+ *   - reads past n: the input is followed by CANARY values, then a guard
+ *     zone (-1); the difference from the true sum says how many were read;
+ *   - writes past the partial sums or the result: guard zones, checked;
+ *   - results never written: the result and the scratch are poisoned;
+ *   - races (a missing barrier, a plain += for atomicAdd): large sizes give
+ *     tens of thousands of blocks a chance to lose one, every sum runs three
+ *     times, and stage 7 has a test in which every block reaches its
+ *     atomicAdd at the same moment, 50 times;
+ *   - index and stride mistakes: random data, sizes around a block and its
+ *     double, a prime, and sizes where the grid-stride loops wrap or end
+ *     exactly on a boundary.
+ * A sum alone cannot say which line is wrong, so every failure names the
+ * pattern it recognises, else the classic mistakes of the stage.
  */
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lab.h"
 #include "wb_test.h"
 
 WB_GPU_SUITE(reduction, .timeout = 120);
 
-/* Elements after the n to sum, filled with large values: a stage that reads
- * past n adds them and gets a wrong sum. */
+/* Ints after the n to sum, all CANARY: a stage that reads k of them is off
+ * by exactly k * CANARY. */
 #define CANARIES 4096
-#define CANARY_VALUE 1000003
+#define CANARY 1000003
 
-/* The CPU reference, with the GPU's int wrap-around (unsigned arithmetic
- * wraps by definition, and + mod 2^32 is associative in any order). */
-static int cpu_sum(const int *values, int n)
+/* Each sum runs this often on the same input: a race that loses a different
+ * part each time shows as two different answers. */
+#define RUNS 3
+
+static const char *const classic_mistakes[REDUCE_STAGES] = {
+    "a missing __syncthreads() after the load or after a level (it belongs after every level, "
+    "outside the if), a tree loop that runs to s <= blockDim.x, = instead of +=, a load index "
+    "without blockIdx.x",
+    "index = 2 * s * tid, the bound index < blockDim.x (not <=), a missing __syncthreads() after "
+    "a level, = instead of +=",
+    "fold_halves: s from blockDim.x / 2 while s > stop, tid < s (not <=), a missing "
+    "__syncthreads() after the load or after a level, = instead of +=",
+    "load_pair: block b starts at b * 2 * blockDim.x (with blockIdx.x), its second element "
+    "blockDim.x further, both through load_or_zero; a missing __syncthreads() in fold_halves",
+    "warp_fold: read into a register, __syncwarp(), write, __syncwarp() (without the second one "
+    "a lane reads a word before its neighbour wrote it), the guard block_size >= 2 * s, "
+    "fold_halves stopping at 32; a missing __syncthreads() before the last warp starts",
+    "fold_unrolled: one level per block size from 1024 down to 128, tid < half (not <=), a "
+    "missing __syncthreads() after a level, then warp_fold for tid < 32",
+    "the grid-stride loop: start at blockIdx.x * 2 * B + tid, step 2 * B * gridDim.x (a loop "
+    "that steps by blockDim.x adds elements twice), the bound i < n (not <=), sum += (not =)",
+    "warp_sum: value += (not =) the lane offset 16, 8, 4, 2, 1 above; the int4 loops: stride "
+    "blockDim.x * gridDim.x, bounds i + 3 * stride < n4 and i < n4 (not <=), sum += (not =); "
+    "the tail: thread < n % 4; a missing __syncthreads() before warp 0 reads warp_sums; "
+    "atomicAdd made a plain *out += sum (lost updates)",
+};
+
+/* The CPU reference, with the GPU's int wrap-around: unsigned arithmetic
+ * wraps by definition, and + modulo 2^32 gives the same sum in any order. */
+static uint32_t sum_u32(const int *values, size_t n)
 {
     uint32_t sum = 0;
-    for (int i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         sum += (uint32_t)values[i];
-    return (int)sum;
+    return sum;
 }
 
-static void check_sum(int stage, int n, int block_size)
+/* Elements one block of `stage` covers in its first pass, before any
+ * grid-stride loop (0: the stage has no fixed share). */
+static size_t block_share(int stage, int block_size)
 {
-    char what[128];
+    return stage <= 2 ? (size_t)block_size : stage <= 5 ? 2 * (size_t)block_size : 0;
+}
+
+/* Writes what a wrong sum `got` looks like, when it has a recognisable
+ * pattern, else "". */
+static void diagnose(const int *host, int stage, int n, int block_size, int got, int expected,
+                     char *hint, size_t hint_len)
+{
+    uint32_t diff = (uint32_t)got - (uint32_t)expected;
+    size_t share = block_share(stage, block_size);
+    hint[0] = '\0';
+    if (got == WB_POISON_INT) {
+        snprintf(hint, hint_len, "; the result was never written (thread 0 of each block "
+                 "writes out[blockIdx.x]; in stage 7 the blocks atomicAdd into *out)");
+        return;
+    }
+    if (diff == (uint32_t)WB_POISON_INT) {
+        snprintf(hint, hint_len, "; the sum started from the poison value left in *out: *out was "
+                 "not set to 0 before the blocks added to it");
+        return;
+    }
+    for (uint32_t k = 1; k <= 64; k++) {
+        if (diff == k * (uint32_t)CANARY) {
+            snprintf(hint, hint_len, "; the sum includes %u element(s) after the last one: a "
+                     "thread reads past n (a bound such as i <= n, or a load without its check)",
+                     k);
+            return;
+        }
+    }
+    /* Only a prefix: a tail (n % 4 in stage 7, a last partial block) or
+     * every block but the first left out. */
+    size_t prefixes[] = {(size_t)n - (size_t)n % 4, share ? (size_t)n - (size_t)n % share : 0,
+                         share};
+    for (size_t p = 0; p < sizeof prefixes / sizeof prefixes[0]; p++) {
+        size_t m = prefixes[p];
+        if (m > 0 && m < (size_t)n && (uint32_t)got == sum_u32(host, m)) {
+            snprintf(hint, hint_len, "; that is the sum of only the first %zu of the %d elements: "
+                     "the rest were left out", m, n);
+            return;
+        }
+    }
+    /* Every block summed the first block's elements: got is a multiple of
+     * their sum. */
+    uint32_t first = share && share < (size_t)n ? sum_u32(host, share) : 0;
+    for (uint32_t k = 2; first != 0 && k <= (uint32_t)(n / share + 1); k++) {
+        if ((uint32_t)got == k * first) {
+            snprintf(hint, hint_len, "; that is %u times the sum of the first block's %zu "
+                     "elements: every block read the first block's elements (an index without "
+                     "blockIdx.x)", k, share);
+            return;
+        }
+    }
+}
+
+/* Sums n random ints with `stage` in blocks of block_size, `runs` times,
+ * and checks every answer, the guard zones and the poison. */
+static void check_sum(int stage, int n, int block_size, int runs)
+{
+    /* label names the observations (it must not depend on the code under
+     * test); what, with the stage's name, goes into the messages. */
+    char label[160], what[160], hint[400];
+    snprintf(label, sizeof label, "stage %d, n = %d, block size %d", stage, n, block_size);
     snprintf(what, sizeof what, "stage %d (%s), n = %d, block size %d", stage,
              reduce_stage_name(stage), n, block_size);
+
     size_t total = (size_t)n + CANARIES;
     int *host = malloc(sizeof(int) * total);
-    cr_assert(host, "out of host memory for n = %d", n);
-    wb_rng rng = wb_rng_for(what);
-    wb_fill_ints(host, (size_t)n, -1000, 1000, &rng);
+    int *got = malloc(sizeof(int) * (size_t)runs);
+    cr_assert(host && got, "out of host memory for n = %d", n);
+    /* The whole int range: partial sums wrap around all the time. */
+    wb_rng rng = wb_rng_for(label);
+    for (size_t i = 0; i < (size_t)n; i++)
+        host[i] = (int)(uint32_t)(wb_rng_u64(&rng) >> 32);
     for (size_t i = (size_t)n; i < total; i++)
-        host[i] = CANARY_VALUE;
-    int expected = cpu_sum(host, n);
+        host[i] = CANARY;
+    int expected = (int)sum_u32(host, (size_t)n);
 
-    int *d_in, *d_scratch, *d_out;
+    /* Guard zones (-1) around everything: a read before the input or past
+     * its canaries, a write past the partial sums or the result, shows. */
     size_t scratch = reduce_scratch_ints(n);
-    CUDA_CHECK(cudaMalloc((void **)&d_in, sizeof(int) * total));
-    CUDA_CHECK(cudaMalloc((void **)&d_scratch, sizeof(int) * (scratch ? scratch : 1)));
-    CUDA_CHECK(cudaMalloc((void **)&d_out, sizeof(int)));
+    int *d_in = wb_guarded_malloc(sizeof(int) * total);
+    int *d_scratch = wb_guarded_malloc(sizeof(int) * scratch);
+    int *d_out = wb_guarded_malloc(sizeof(int));
     CUDA_CHECK(cudaMemcpy(d_in, host, sizeof(int) * total, cudaMemcpyHostToDevice));
     wb_poison_ints(d_scratch, scratch);
-    wb_poison_ints(d_out, 1);
 
-    reduce_sum(stage, d_in, n, block_size, d_scratch, d_out);
-    int got;
-    CUDA_CHECK(cudaMemcpy(&got, d_out, sizeof(int), cudaMemcpyDeviceToHost));
-    if (got != expected && got == cpu_sum(host, n + 1))
-        cr_assert_fail("%s: the sum includes the element after the last one: a thread "
-                       "reads past n " WB_SEED_HINT, what, wb_seed());
-    wb_assert_ints_equal(&got, &expected, 1, what);
+    for (int run = 0; run < runs; run++) {
+        char fetched[200];
+        snprintf(fetched, sizeof fetched, "%s, run %d", label, run + 1);
+        wb_poison_ints(d_out, 1);
+        reduce_sum(stage, d_in, n, block_size, d_scratch, d_out);
+        wb_fetch(&got[run], d_out, sizeof(int), fetched);
+    }
+    for (int run = 1; run < runs; run++)
+        cr_assert(got[run] == got[0],
+                  "%s: %d identical runs gave different sums (run 1: %d, run %d: %d; the right "
+                  "one is %d): a race, where threads or blocks see each other's work at the "
+                  "wrong time or lose it. Classic mistakes at this stage: %s " WB_SEED_HINT,
+                  what, runs, got[0], run + 1, got[run], expected, classic_mistakes[stage],
+                  wb_seed());
+    if (got[0] != expected) {
+        diagnose(host, stage, n, block_size, got[0], expected, hint, sizeof hint);
+        cr_assert_fail("%s: got %d, expected %d%s. Classic mistakes at this stage: %s "
+                       WB_SEED_HINT, what, got[0], expected, hint, classic_mistakes[stage],
+                       wb_seed());
+    }
+    char zone[200];
+    snprintf(zone, sizeof zone, "%s (partial sums)", label);
+    wb_guarded_check(d_scratch, zone);
+    snprintf(zone, sizeof zone, "%s (result)", label);
+    wb_guarded_check(d_out, zone);
 
-    CUDA_CHECK(cudaFree(d_in));
-    CUDA_CHECK(cudaFree(d_scratch));
-    CUDA_CHECK(cudaFree(d_out));
+    wb_guarded_free(d_in);
+    wb_guarded_free(d_scratch);
+    wb_guarded_free(d_out);
     free(host);
+    free(got);
 }
 
-/* Empty, tiny, around a warp, several passes, and large sizes whose last
- * block is only partly used (2^22 + 13, 2^26 + 1). */
-static const int sizes[] = {0, 1, 2, 31, 33, 1000, 1 << 22, (1 << 22) + 13, (1 << 26) + 1};
-
-/* Every supported block size, at a size that needs three to four passes
- * with small blocks and is no multiple of any block. */
-#define BLOCK_TEST_N ((1 << 20) + 7)
+/* Threads in a full grid of stages 6 and 7: the given host code launches
+ * 2048 per SM for every block size. */
+static int full_grid_threads(void)
+{
+    return 2048 * wb_device_info().sm_count;
+}
 
 static void check_sizes(int stage)
 {
-    /* One test covers all sizes (the message names the one that failed):
-     * each test is a process with its own CUDA context, which costs more
-     * than a sum. */
+    /* Empty, tiny, around a warp, around a block of 256 and its double (the
+     * share of stages 3-5), a prime, several passes, a last block only
+     * partly used, and 2^24 + 1: 65,537 blocks of 256 in which a race can
+     * show, and every thread of stages 6 and 7 loops several times (not
+     * larger, so that the sanitizers can still run this test). One test
+     * covers all sizes (the message names the one that failed): each test
+     * is a process with its own CUDA context, which costs more than a sum. */
+    static const int sizes[] = {0,    1,     2,       31,              33,
+                                255,  257,   513,     1000,            65537,
+                                1 << 22, (1 << 22) + 13, (1 << 24) + 1};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
-        check_sum(stage, sizes[k], 256);
+        check_sum(stage, sizes[k], 256, RUNS);
+    /* Stage 7's four-vector loop runs while i + 3 * stride < n / 4; with
+     * n / 4 = 3.5 strides, its last trip ends exactly on the last vector
+     * (and n % 4 = 3 leaves a tail). */
+    int stride = full_grid_threads();
+    check_sum(stage, 4 * (3 * stride + stride / 2) + 3, 256, RUNS);
 }
 
 static void check_block_sizes(int stage)
 {
-    for (int block = REDUCE_MIN_BLOCK; block <= REDUCE_MAX_BLOCK; block *= 2)
-        check_sum(stage, BLOCK_TEST_N, block);
+    /* Every supported block size at a size that needs three or four passes
+     * with small blocks and is no multiple of any block. Largest first:
+     * shared memory is not cleared between launches, so a smaller block
+     * that reads past its own words finds the larger one's sums there, not
+     * zeros that would hide the mistake. */
+    for (int block = REDUCE_MAX_BLOCK; block >= REDUCE_MIN_BLOCK; block /= 2)
+        check_sum(stage, (1 << 20) + 7, block, RUNS);
 }
 
 /* Two tests per stage, named stageN_... so that the tools map them. */
@@ -105,6 +252,97 @@ Test(reduction, stage6_block_sizes) { check_block_sizes(6); }
 Test(reduction, stage7_sizes) { check_sizes(7); }
 Test(reduction, stage7_block_sizes) { check_block_sizes(7); }
 
+Test(reduction, stage7_atomic_contention,
+     .description = "every block of a full grid adds its sum into *out at the same moment")
+{
+    /* One int4 per thread of a full grid: every block does the same tiny
+     * amount of work, so hundreds of blocks reach the final add within a
+     * microsecond. A plain *out += sum then loses some in almost every run;
+     * 25 runs per block size make a pass by luck practically impossible.
+     * 1024 first, so that a 256-thread block reading warp_sums past its 8
+     * warps finds stale sums there. */
+    int n = 4 * full_grid_threads();
+    check_sum(7, n, 1024, 25);
+    check_sum(7, n, 256, 25);
+}
+
+/* ------------------------------------------- the given argument checks */
+
+/* reduce_sum must refuse bad arguments through wb_fail. The handler below
+ * jumps back with the message; the call goes through static state, so that
+ * nothing setjmp's caller holds can be clobbered by the jump. */
+static jmp_buf refused;
+static char refusal[512];
+static struct {
+    int stage, n, block_size;
+    const int *in;
+    int *scratch, *out;
+} bad_call;
+
+static void catch_refusal(const char *message)
+{
+    snprintf(refusal, sizeof refusal, "%s", message);
+    longjmp(refused, 1);
+}
+
+/* Fails the test on any later error, as wb_test.c's handler does. */
+static void fail_test(const char *message)
+{
+    cr_assert_fail("%s " WB_SEED_HINT, message, wb_seed());
+}
+
+static void make_bad_call(void)
+{
+    refusal[0] = '\0';
+    wb_set_error_handler(catch_refusal);
+    if (setjmp(refused) == 0) {
+        reduce_sum(bad_call.stage, bad_call.in, bad_call.n, bad_call.block_size,
+                   bad_call.scratch, bad_call.out);
+        CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    wb_set_error_handler(fail_test);
+}
+
+static void expect_refusal(const char *what, int stage, const int *in, int n, int block_size,
+                           const char *about)
+{
+    bad_call.stage = stage;
+    bad_call.in = in;
+    bad_call.n = n;
+    bad_call.block_size = block_size;
+    make_bad_call();
+    wb_observe_str(what, refusal, sizeof refusal);
+    cr_assert(strstr(refusal, about), "%s: reduce_sum should refuse it with a message about "
+              "\"%s\"; %s%s%s (this checks the given host code: restore it) " WB_SEED_HINT,
+              what, about, refusal[0] ? "it said \"" : "it accepted the call", refusal,
+              refusal[0] ? "\"" : "", wb_seed());
+}
+
+Test(reduction, given_argument_checks,
+     .description = "the given host code refuses stages, block sizes and inputs it cannot sum")
+{
+    int *d_in, *d_scratch, *d_out;
+    CUDA_CHECK(cudaMalloc((void **)&d_in, 64 * sizeof(int)));
+    CUDA_CHECK(cudaMalloc((void **)&d_scratch, reduce_scratch_ints(64) * sizeof(int)));
+    CUDA_CHECK(cudaMalloc((void **)&d_out, sizeof(int)));
+    CUDA_CHECK(cudaMemset(d_in, 0, 64 * sizeof(int)));
+    bad_call.scratch = d_scratch;
+    bad_call.out = d_out;
+    expect_refusal("stage -1", -1, d_in, 64, 256, "does not exist");
+    expect_refusal("stage 8", REDUCE_STAGES, d_in, 64, 256, "does not exist");
+    expect_refusal("block size 16", 0, d_in, 64, REDUCE_MIN_BLOCK / 2, "power of two");
+    expect_refusal("block size 2048", 0, d_in, 64, 2 * REDUCE_MAX_BLOCK, "power of two");
+    expect_refusal("block size 96", 0, d_in, 64, 96, "power of two");
+    expect_refusal("n = -1", 0, d_in, -1, 256, "negative");
+    /* Last: without its check, the misaligned int4 loads end the context. */
+    expect_refusal("stage 7, input not 16-byte aligned", 7, d_in + 1, 60, 256, "16-byte");
+    CUDA_CHECK(cudaFree(d_in));
+    CUDA_CHECK(cudaFree(d_scratch));
+    CUDA_CHECK(cudaFree(d_out));
+}
+
+/* ----------------------------------------------------------------- timing */
+
 typedef struct {
     int stage, n;
     int *in, *scratch, *out;
@@ -116,27 +354,35 @@ static void run_timed(void *context)
     reduce_sum(t->stage, t->in, t->n, 256, t->scratch, t->out);
 }
 
-Test(reduction, timing_2e24, .description = "every stage at 2^24 ints, blocks of 256")
+Test(reduction, timing_2e26, .description = "every stage at 2^26 ints, blocks of 256")
 {
-    /* 64 MB: more than the H100's 50 MB L2, so much of it comes from DRAM.
-     * bench.c has the full tables. */
-    const int n = 1 << 24;
-    int *host = malloc(sizeof(int) * (size_t)n);
-    cr_assert(host, "out of host memory");
-    wb_rng rng = wb_rng_for("reduction timing");
-    wb_fill_ints(host, (size_t)n, -1000, 1000, &rng);
+    /* 256 MB, five times the H100's 50 MB L2: the time is DRAM's. The
+     * values do not change the time, so a memset fills them. Stage 7, the
+     * end of the ladder, is timed first: that time is the lab's performance
+     * grade; the others complete the table. Every stage must read the 4 n
+     * bytes of the input at least once: that is the work the grader's floor
+     * is computed from. bench.c has the full tables. */
+    const int n = 1 << 26;
+    const double bytes = sizeof(int) * (double)n;
     timed_sum t = {0, n, NULL, NULL, NULL};
     CUDA_CHECK(cudaMalloc((void **)&t.in, sizeof(int) * (size_t)n));
     CUDA_CHECK(cudaMalloc((void **)&t.scratch, sizeof(int) * reduce_scratch_ints(n)));
     CUDA_CHECK(cudaMalloc((void **)&t.out, sizeof(int)));
-    CUDA_CHECK(cudaMemcpy(t.in, host, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice));
-    free(host);
-    wb_table *table = wb_table_new("reduction", "reduction, n = 2^24, blocks of 256 (median of 10)",
-                                   "stage|kernel|time (ms)|GB/s");
-    for (t.stage = 0; t.stage < REDUCE_STAGES; t.stage++) {
-        wb_timing timing = wb_time_gpu(run_timed, &t, 2, 10);
-        wb_table_row(table, "%d|%s|%.3f|%.0f", t.stage, reduce_stage_name(t.stage),
-                     timing.median_ms, wb_gbps(sizeof(int) * (double)n, timing.median_ms));
+    CUDA_CHECK(cudaMemset(t.in, 1, sizeof(int) * (size_t)n));
+    wb_timing times[REDUCE_STAGES];
+    for (int k = 0; k < REDUCE_STAGES; k++) {
+        char what[64];
+        t.stage = (REDUCE_STAGES - 1 + k) % REDUCE_STAGES;   /* 7, 0, 1, ..., 6 */
+        snprintf(what, sizeof what, "stage %d, 2^26 ints, blocks of 256", t.stage);
+        times[t.stage] = wb_observe_timing(what, wb_time_gpu(run_timed, &t, 2, 10), bytes, 0.0);
+    }
+    double copy = wb_copy_bandwidth_gbps();
+    wb_table *table = wb_table_new("reduction", "reduction, n = 2^26, blocks of 256 (median of 10)",
+                                   "stage|kernel|time (ms)|GB/s|% of copy");
+    for (int stage = 0; stage < REDUCE_STAGES; stage++) {
+        double gbps = wb_gbps(bytes, times[stage].median_ms);
+        wb_table_row(table, "%d|%s|%.3f|%.0f|%.1f", stage, reduce_stage_name(stage),
+                     times[stage].median_ms, gbps, 100.0 * gbps / copy);
     }
     wb_table_print(table, stdout);
     wb_table_free(table);

@@ -1,116 +1,243 @@
 /*
- * Lab 05 tests: every stage against a double-precision CPU product on
- * random inputs in [-1, 1], output poisoned first; then a short timing
- * table at 1024^3 with cuBLAS beside it.
+ * Lab 05 tests: every stage against a double-precision CPU product, on
+ * shapes that cut through every tile (1, tile - 1, tile + 1, primes; m, n
+ * and k all different; k = 0 and empty matrices). A and B lie in guard
+ * zones of NaN, so a load past either end poisons the element it feeds
+ * (a zero from the other tile does not hide NaN); C is filled with a finite
+ * sentinel first and guarded, so unwritten elements and stray stores show.
+ * Then the argument checks of the given matmul(), and a timing table at
+ * 1024^3 with cuBLAS beside it. Which check catches which mistake:
+ * handouts/05-matmul.md, "Classic mistakes".
  */
+#include <math.h>
+#include <setjmp.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lab.h"
 #include "wb_test.h"
 
 WB_GPU_SUITE(matmul, .timeout = 120);
 
-/* Relative norm error allowed: float sums of up to 1024 products. */
+/* Relative norm error allowed: float sums of up to 1000 products. */
 #define TOLERANCE 1e-5
+
+/* C's contents before the run: 0x7F bytes, 3.39e38, a value no product of
+ * numbers in [-1, 1] comes near and that is not NaN (NaN means a read past
+ * an input). */
+#define SENTINEL_BYTE 0x7F
 
 typedef struct {
     int m, n, k;
 } shape;
 
-/* The issue's sizes: single elements, a vector, primes and odd sizes that
- * cut through every tile, and one large square. */
-static const shape any_sizes[] = {{1, 1, 1},       {1, 7, 1},       {17, 33, 65},
-                                  {64, 64, 64},    {257, 511, 129}, {1000, 1, 1000},
-                                  {512, 384, 257}, {1024, 1024, 1024}};
+/* Every tile of every stage is cut: 16, 32 and 64 (stages 0-4) and the K
+ * steps 16 and 8 (stages 4, 5). k = 0 makes C all zeros; m or n = 0 is an
+ * empty C and must launch nothing. */
+static const shape any_sizes[] = {
+    {1, 1, 1},     {3, 5, 0},     {0, 5, 7},     {5, 0, 7},     {15, 17, 31},
+    {33, 31, 65},  {63, 65, 17},  {61, 67, 71},  {1, 129, 33},  {129, 1, 257},
+    {127, 95, 1},  {257, 191, 129}, {1000, 1, 1000}, {512, 384, 257},
+};
 
-/* C = A x B on the CPU in double, in i-k-j order so the inner loop walks
- * rows of B and C (about a second at 1024^3). */
-static double *cpu_matmul(const float *A, const float *B, int m, int n, int k)
+/* The product in double, and beside it the sum of |a| |b| over each dot
+ * product: a float dot product of k terms, summed in any order, is within
+ * k u of it (u = 2^-24). i-k-j order walks rows of B and C. */
+static void cpu_matmul(const float *A, const float *B, int m, int n, int k, double *C,
+                       double *C_abs)
 {
-    double *C = calloc((size_t)m * n, sizeof(double));
-    cr_assert(C, "out of host memory for %d x %d", m, n);
+    memset(C, 0, sizeof(double) * (size_t)m * n);
+    memset(C_abs, 0, sizeof(double) * (size_t)m * n);
     for (int i = 0; i < m; i++)
         for (int p = 0; p < k; p++) {
             double a = A[(size_t)i * k + p];
-            for (int j = 0; j < n; j++)
+            for (int j = 0; j < n; j++) {
                 C[(size_t)i * n + j] += a * B[(size_t)p * n + j];
+                C_abs[(size_t)i * n + j] += fabs(a * B[(size_t)p * n + j]);
+            }
         }
-    return C;
 }
 
-static float *to_device(const float *host, size_t count)
+static float *to_guarded(const float *host, size_t count)
 {
-    float *device;
-    CUDA_CHECK(cudaMalloc((void **)&device, sizeof(float) * count));
-    CUDA_CHECK(cudaMemcpy(device, host, sizeof(float) * count, cudaMemcpyHostToDevice));
+    float *device = wb_guarded_malloc(sizeof(float) * count);
+    if (count)
+        CUDA_CHECK(cudaMemcpy(device, host, sizeof(float) * count, cudaMemcpyHostToDevice));
     return device;
 }
 
-/* Runs one stage on one size and compares it with the CPU. */
+/* C against the CPU: the kind of wrong element names the likely mistake.
+ * Unwritten elements still hold the sentinel; NaN came from an input's
+ * guard zone; any other element must lie within float rounding of the
+ * exact product (k + 1 roundings of the sum of |a| |b|, twice over). */
+static void check_product(const float *got, const double *expected, const double *expected_abs,
+                          int m, int n, int k, const char *what)
+{
+    float sentinel;
+    memset(&sentinel, SENTINEL_BYTE, sizeof sentinel);
+    size_t count = (size_t)m * n, unwritten = 0, nan = 0, off = 0, first = 0;
+    for (size_t i = 0; i < count; i++) {
+        double allowed = 2.0 * (k + 1) * ldexp(expected_abs[i], -24);
+        bool bad = got[i] == sentinel || isnan(got[i]) || !(fabs(got[i] - expected[i]) <= allowed);
+        if (bad && unwritten + nan + off == 0)
+            first = i;
+        unwritten += got[i] == sentinel;
+        nan += isnan(got[i]);
+        off += bad && got[i] != sentinel && !isnan(got[i]);
+    }
+    if (unwritten + nan + off) {
+        char report[1024];
+        wb_describe_float_mismatch(got, expected, count, TOLERANCE, report, sizeof report);
+        const char *hint =
+            nan ? "elements are NaN: a tile load read past the end of A or B (their guard zones "
+                  "hold NaN) and fed a stored element: check the k bounds of the loads (a_col < "
+                  "k, b_row < k; the zero loaded into the other tile does not hide NaN), the "
+                  "number of phases and the loop bounds"
+            : unwritten ? "elements were never written (they still hold 3.39e38): check the "
+                          "row/column mapping (blockIdx, blockDim, threadIdx), the grid, and that "
+                          "the store guard is row < m && col < n, not stricter"
+                        : "elements are off by more than float rounding allows: a missing "
+                          "__syncthreads (a tile read before it is complete, or overwritten "
+                          "while others still read it), sum = instead of +=, an index or a loop "
+                          "bound";
+        cr_assert_fail("%s: %zu of %zu %s; first at C[%zu][%zu] = %g, expected %g. %s " WB_SEED_HINT,
+                       what, nan ? nan : unwritten ? unwritten : off, count, hint,
+                       first / (size_t)n, first % (size_t)n, got[first], expected[first], report,
+                       wb_seed());
+    }
+    wb_assert_rel_error_below(got, expected, count, TOLERANCE, what);
+}
+
+/* Runs one stage on one shape and compares it with the CPU. */
 static void check_matmul(int stage, int tile_width, shape s)
 {
     char what[128];
     snprintf(what, sizeof what, "stage %d (tile_width %d), m = %d, n = %d, k = %d", stage,
              tile_width, s.m, s.n, s.k);
     size_t a_count = (size_t)s.m * s.k, b_count = (size_t)s.k * s.n, c_count = (size_t)s.m * s.n;
-    float *A = malloc(sizeof(float) * a_count), *B = malloc(sizeof(float) * b_count);
-    float *got = malloc(sizeof(float) * c_count);
-    cr_assert(A && B && got, "out of host memory for %s", what);
+    float *A = malloc(sizeof(float) * a_count + 1), *B = malloc(sizeof(float) * b_count + 1);
+    float *got = malloc(sizeof(float) * c_count + 1);
+    double *expected = malloc(sizeof(double) * c_count + 1);
+    double *expected_abs = malloc(sizeof(double) * c_count + 1);
+    cr_assert(A && B && got && expected && expected_abs, "out of host memory for %s", what);
     wb_rng rng = wb_rng_for(what);
     wb_fill_floats(A, a_count, -1.0f, 1.0f, &rng);
     wb_fill_floats(B, b_count, -1.0f, 1.0f, &rng);
-    float *dA = to_device(A, a_count), *dB = to_device(B, b_count), *dC;
-    CUDA_CHECK(cudaMalloc((void **)&dC, sizeof(float) * c_count));
-    wb_poison_floats(dC, c_count);
+    float *dA = to_guarded(A, a_count), *dB = to_guarded(B, b_count);
+    float *dC = wb_guarded_malloc(sizeof(float) * c_count);
+    CUDA_CHECK(cudaMemset(dC, SENTINEL_BYTE, sizeof(float) * c_count));
     matmul(stage, tile_width, dA, dB, dC, s.m, s.n, s.k);
     CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaMemcpy(got, dC, sizeof(float) * c_count, cudaMemcpyDeviceToHost));
-    double *expected = cpu_matmul(A, B, s.m, s.n, s.k);
-    wb_assert_rel_error_below(got, expected, c_count, TOLERANCE, what);
-    free(expected);
-    CUDA_CHECK(cudaFree(dA));
-    CUDA_CHECK(cudaFree(dB));
-    CUDA_CHECK(cudaFree(dC));
+
+    char label[200];
+    snprintf(label, sizeof label, "%s: C (is every store guarded by row < m && col < n?)", what);
+    wb_guarded_check(dC, label);
+    wb_fetch(got, dC, sizeof(float) * c_count, what);
+    cpu_matmul(A, B, s.m, s.n, s.k, expected, expected_abs);
+    check_product(got, expected, expected_abs, s.m, s.n, s.k, what);
+    wb_guarded_free(dA);
+    wb_guarded_free(dB);
+    wb_guarded_free(dC);
     free(A);
     free(B);
     free(got);
+    free(expected);
+    free(expected_abs);
 }
 
-static void check_any_sizes(int stage, int tile_width)
+static void check_shapes(int stage, int tile_width, const shape *shapes, size_t count)
 {
-    for (size_t i = 0; i < sizeof any_sizes / sizeof any_sizes[0]; i++)
-        check_matmul(stage, tile_width, any_sizes[i]);
+    for (size_t i = 0; i < count; i++)
+        check_matmul(stage, tile_width, shapes[i]);
 }
 
-Test(matmul, stage0_naive) { check_any_sizes(0, 0); }
+#define ANY_SIZES any_sizes, sizeof any_sizes / sizeof any_sizes[0]
 
-Test(matmul, stage1_coalesced) { check_any_sizes(1, 0); }
+Test(matmul, stage0_naive) { check_shapes(0, 0, ANY_SIZES); }
 
-/* Stage 2 only takes multiples of its tile, square or not. */
+Test(matmul, stage1_coalesced) { check_shapes(1, 0, ANY_SIZES); }
+
+/* Stage 2 only takes multiples of its tile: m, n and k all different,
+ * including k = 0, an empty C, and one tile. */
 static void check_multiples(int tile_width)
 {
-    const shape sizes[] = {{32, 32, 32}, {64, 96, 128}, {256, 256, 256}, {1024, 1024, 1024}};
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        check_matmul(2, tile_width, sizes[i]);
+    const int t = tile_width;
+    const shape sizes[] = {{t, t, t},         {2 * t, 3 * t, t},  {3 * t, t, 2 * t},
+                           {t, 2 * t, 0},     {0, t, t},          {5 * t, 7 * t, 11 * t},
+                           {8 * t, 4 * t, 6 * t}};
+    check_shapes(2, tile_width, sizes, sizeof sizes / sizeof sizes[0]);
 }
 
 Test(matmul, stage2_tiled_16) { check_multiples(16); }
 
 Test(matmul, stage2_tiled_32) { check_multiples(32); }
 
-Test(matmul, stage3_any_size_16) { check_any_sizes(3, 16); }
+Test(matmul, stage3_any_size_16) { check_shapes(3, 16, ANY_SIZES); }
 
-Test(matmul, stage3_any_size_32) { check_any_sizes(3, 32); }
+Test(matmul, stage3_any_size_32) { check_shapes(3, 32, ANY_SIZES); }
 
-Test(matmul, stage4_register_tiles) { check_any_sizes(4, 0); }
+Test(matmul, stage4_register_tiles) { check_shapes(4, 0, ANY_SIZES); }
 
 Test(matmul, stage5_tuned)
 {
-    /* Whole 128 x 128 x 8 tiles (the fast path), then the issue's sizes. */
-    const shape whole[] = {{128, 128, 8}, {256, 384, 136}};
-    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++)
-        check_matmul(5, 0, whole[i]);
-    check_any_sizes(5, 0);
+    /* Whole 128 x 128 x 8 tiles (the fast path), then the other sizes (the
+     * fallback to stage 4). */
+    const shape whole[] = {{128, 128, 8}, {256, 384, 136}, {384, 128, 24}, {128, 256, 0}};
+    check_shapes(5, 0, whole, sizeof whole / sizeof whole[0]);
+    check_shapes(5, 0, ANY_SIZES);
+}
+
+/* Argument errors go through wb_fail. expect_error() calls matmul() with
+ * this handler in place, which jumps back with the message; the message is
+ * an observation, then it must mention `about`. */
+static jmp_buf caught;
+static char error_message[512];
+
+static void catch_error(const char *message)
+{
+    snprintf(error_message, sizeof error_message, "%s", message);
+    longjmp(caught, 1);
+}
+
+static void fail_test(const char *message) { cr_assert_fail("%s", message); }
+
+static void expect_error(int stage, int tile_width, shape s, const char *about)
+{
+    char label[200];
+    snprintf(label, sizeof label, "matmul(stage %d, tile_width %d, m = %d, n = %d, k = %d)",
+             stage, tile_width, s.m, s.n, s.k);
+    /* Inputs of 64 floats for every call: a call that should have been
+     * refused reads in bounds and does not crash. */
+    float *A = wb_guarded_malloc(64 * sizeof(float)), *B = wb_guarded_malloc(64 * sizeof(float)),
+          *C = wb_guarded_malloc(64 * sizeof(float));
+    error_message[0] = '\0';
+    wb_set_error_handler(catch_error);
+    if (setjmp(caught) == 0) {
+        matmul(stage, tile_width, A, B, C, s.m, s.n, s.k);
+        CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    wb_set_error_handler(fail_test);
+    wb_guarded_free(A);
+    wb_guarded_free(B);
+    wb_guarded_free(C);
+    char observed[240];
+    snprintf(observed, sizeof observed, "%s: error message", label);
+    wb_observe_str(observed, error_message, sizeof error_message);
+    cr_assert(strstr(error_message, about), "%s: expected an error about \"%s\", got %s%s%s", label,
+              about, error_message[0] ? "\"" : "no error", error_message,
+              error_message[0] ? "\"" : "");
+}
+
+Test(matmul, given_refuses_bad_arguments, .description = "the given matmul() refuses bad input")
+{
+    expect_error(0, 0, (shape){-1, 4, 4}, "negative");
+    expect_error(0, 0, (shape){4, -1, 4}, "negative");
+    expect_error(0, 0, (shape){4, 4, -1}, "negative");
+    expect_error(3, 8, (shape){4, 4, 4}, "tile_width 16 or 32");
+    expect_error(2, 16, (shape){8, 16, 16}, "multiples of tile_width");
+    expect_error(2, 16, (shape){16, 8, 16}, "multiples of tile_width");
+    expect_error(2, 16, (shape){16, 16, 8}, "multiples of tile_width");
+    expect_error(6, 0, (shape){4, 4, 4}, "no stage 6");
 }
 
 typedef struct {
@@ -136,24 +263,36 @@ Test(matmul, timing_1024, .description = "each stage at 1024^3 next to cuBLAS")
     cr_assert(host, "out of host memory");
     wb_rng rng = wb_rng_for("matmul timing");
     wb_fill_floats(host, count, -1.0f, 1.0f, &rng);
-    float *dA = to_device(host, count), *dB = to_device(host, count), *dC;
+    float *dA, *dB, *dC;
+    CUDA_CHECK(cudaMalloc((void **)&dA, sizeof(float) * count));
+    CUDA_CHECK(cudaMalloc((void **)&dB, sizeof(float) * count));
     CUDA_CHECK(cudaMalloc((void **)&dC, sizeof(float) * count));
+    CUDA_CHECK(cudaMemcpy(dA, host, sizeof(float) * count, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dB, host, sizeof(float) * count, cudaMemcpyHostToDevice));
     free(host);
     wb_table *table = wb_table_new("matmul-test", "matmul 1024^3, median of 5 runs (cuBLAS: "
                                                   "pedantic FP32)",
                                    "stage|time (ms)|GFLOP/s|% of cuBLAS");
-    const int stages[] = {-1, 0, 1, 2, 3, 4, 5};
+    /* cuBLAS (given code) first, as the table's yardstick; then stage 4,
+     * the last stage every student writes: the first time observed is the
+     * one the grade uses. The work of one run is 2 m n k flops, which the
+     * grader turns into the least time this GPU can take for it. */
+    const double flops = 2.0 * size * size * size;
+    const int stages[] = {-1, 4, 0, 1, 2, 3, 5};
     double cublas_ms = 0.0;
     for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++) {
         timed_call call = {stages[i], 16, size, size, size, dA, dB, dC};
         wb_timing t = wb_time_gpu(run_timed, &call, 1, 5);
-        if (stages[i] < 0)
-            cublas_ms = t.median_ms;
         char name[16] = "cuBLAS";
-        if (stages[i] >= 0)
+        if (stages[i] < 0) {
+            cublas_ms = t.median_ms;
+        } else {
             snprintf(name, sizeof name, "%d", stages[i]);
-        wb_table_row(table, "%s|%.3f|%.0f|%.1f", name, t.median_ms,
-                     wb_gflops(2.0 * size * size * size, t.median_ms),
+            char label[32];
+            snprintf(label, sizeof label, "stage %d", stages[i]);
+            t = wb_observe_timing(label, t, 0.0, flops);
+        }
+        wb_table_row(table, "%s|%.3f|%.0f|%.1f", name, t.median_ms, wb_gflops(flops, t.median_ms),
                      100.0 * cublas_ms / t.median_ms);
     }
     wb_table_print(table, stdout);

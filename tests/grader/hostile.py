@@ -1,65 +1,109 @@
 """Hostile submissions for the grader's own tests: lab 00's reference with
 one hostile change each, and the verdict the grader must give.
 
-Each case: name, text of solutions/00-vector-add/kernels.cu to replace, the
-replacement, the expected build status of the lab, and the expected outcome
-of its stage tests on a GPU ("fail": every stage test 0 points; "pass":
-full points). `cpu: True` cases are decided before any test runs, so CI
-checks them without a GPU.
+Each case: name, text of solutions/00-vector-add/kernels.cu to replace (or
+WHOLE: the file becomes the replacement), the replacement, the expected
+build status of the lab ("ok", "failed": does not compile or link,
+"rejected": the static check), the expected outcome of its tests on a GPU
+("pass": full points, "fail": no points at all, "slow": every test passes
+but not all performance points), and cpu: True when the verdict is decided
+before any test runs (CI checks those without a GPU).
 """
 
 BODY = "    int blocks = (n + block_size - 1) / block_size;"
 KERNEL = "        c[i] = a[i] + b[i];"
 TOP = '#include "workbook.h"'
+WHOLE = None
+
+
+def top(code):
+    return (TOP, TOP + "\n" + code)
+
+
+def before_launch(code):
+    return (BODY, code + "\n" + BODY)
+
 
 CASES = [
-    # name, find, replace, build, tests, cpu. A symbol that collides with the
-    # test's or the library's is a link error ("failed"); one the linker would
-    # take silently is caught by the grader's symbol check ("rejected").
-    ("reference", BODY, BODY, "ok", "pass", False),
+    # --- reading what the instructor keeps: the tree it compiles in has none of it
+    ("include-solutions", WHOLE, '#include "../../solutions/00-vector-add/kernels.cu"\n', "failed", "fail", True),
+    ("include-absolute", *top('#include "/etc/passwd"'), "failed", "fail", True),
+    ("include-device-file", *top('#include "/dev/ptmx"'), "failed", "fail", True),
+    ("include-computed", *top('#define SOLUTION "../../solutions/00-vector-add/kernels.cu"\n#include SOLUTION'),
+     "failed", "fail", True),
+    ("incbin-rubric", *top('asm(".incbin \\"../../grading/rubric.toml\\"");'), "failed", "fail", True),
     ("compile-error", KERNEL, "        c[i] = a[i] + ;", "failed", "fail", True),
-    ("constructor", TOP, TOP + "\n#include <stdio.h>\n__attribute__((constructor)) static void early(void)"
-     " { puts(\"[PASS] vector_add::stage0_sizes\"); }", "rejected", "fail", True),
-    ("symbol-collision", TOP, TOP + '\nextern "C" double wb_rel_error(const float *g, const double *e, '
-     "size_t n) { return 0.0; }", "failed", "fail", True),
-    ("defines-main", TOP, TOP + '\nextern "C" int main(void) { return 0; }', "failed", "fail", True),
-    ("exit0", BODY, "    exit(0);\n" + BODY, "rejected", "fail", True),
-    ("_exit0", BODY, "    _exit(0);\n" + BODY, "rejected", "fail", True),
-    ("early-return", BODY, "    return;\n" + BODY, "ok", "fail", False),
-    ("host-hang", BODY, "    for (volatile int spin = 1; spin;) {}\n" + BODY, "ok", "fail", False),
+    # --- changing the verdict from inside the process: refused by the allow list
+    ("criterion-report-hook", *top('__attribute__((section("cr_pot"), used)) static void *hook = 0;'),
+     "rejected", "fail", True),
+    ("init-section", *top('__attribute__((section(".init"), used)) static void early(void) {}'),
+     "rejected", "fail", True),
+    ("exec-reference", *top("#include <unistd.h>\nvoid again(void) { char *argv[] = {(char *)\"x\", 0};"
+                            " execv(\"/proc/self/exe\", argv); }"), "rejected", "fail", True),
+    ("copy-files", *top("#include <stdio.h>\nvoid copy(void) { FILE *f = fopen(\"../../solutions/"
+                        "00-vector-add/kernels.cu\", \"r\"); if (f) fclose(f); }"), "rejected", "fail", True),
+    ("background-process", *top("#include <unistd.h>\nvoid spawn(void) { if (fork() == 0) { setsid();"
+                                " for (;;) pause(); } }"), "rejected", "fail", True),
+    ("kill-everything", *top("#include <signal.h>\nvoid harm(void) { kill(-1, SIGKILL); }"),
+     "rejected", "fail", True),
+    ("unlisted-calls", *top("#include <unistd.h>\n#include <sys/prctl.h>\n#include <sys/resource.h>\n"
+                            "#include <dlfcn.h>\nvoid calls(void) { daemon(0, 0); prctl(0, 0);"
+                            " struct rlimit r = {0, 0}; setrlimit(RLIMIT_CPU, &r); dlmopen(0, \"x\", 0); }"),
+     "rejected", "fail", True),
+    ("inline-syscall", *top('void raw(void) { asm volatile("syscall"); }'), "rejected", "fail", True),
+    ("replace-memcmp", *top('extern "C" int memcmp(const void *a, const void *b, size_t n) { return 0; }'),
+     "rejected", "fail", True),
+    ("replace-fprintf-chk", *top('#include <stdarg.h>\nextern "C" int __fprintf_chk(void *f, int flag, '
+                                 "const char *format, ...) { return 0; }"), "rejected", "fail", True),
+    ("replace-test-library", *top('extern "C" double wb_rel_error(const float *g, const double *e, size_t n)'
+                                  " { return 0.0; }"), "rejected", "fail", True),
+    ("defines-main", *top('extern "C" int main(void) { return 0; }'), "rejected", "fail", True),
+    ("exit0", *before_launch("    exit(0);"), "rejected", "fail", True),
+    ("_exit0", *before_launch("    _exit(0);"), "rejected", "fail", True),
+    ("host-add", BODY, "    float *h = (float *)malloc(3 * sizeof(float) * n);\n"
+     "    cudaMemcpy(h, a, sizeof(float) * n, cudaMemcpyDeviceToHost);\n"
+     "    cudaMemcpy(h + n, b, sizeof(float) * n, cudaMemcpyDeviceToHost);\n"
+     "    for (int k = 0; k < n; k++) h[2 * n + k] = h[k] + h[n + k];\n"
+     "    cudaMemcpy(c, h + 2 * n, sizeof(float) * n, cudaMemcpyHostToDevice);\n"
+     "    free(h);\n    return;\n" + BODY, "rejected", "fail", True),
+    # --- correct code that must not be refused
+    ("reference", BODY, BODY, "ok", "pass", False),
+    ("local-static-iostream", *top("#include <iostream>\n#include <string>\nvoid greet(bool loud) {"
+                                   " static std::string hello(\"hello\"); if (loud) std::cout << hello"
+                                   " << std::endl; }"), "ok", "pass", False),
+    ("constructor", *top("#include <stdio.h>\n__attribute__((constructor)) static void early(void)"
+                         " { puts(\"[PASS] vector_add::stage0_sizes\"); }"), "ok", "pass", False),
+    ("slow-kernel", KERNEL, "        for (int r = 0; r < 200; r++) c[i] = a[i] + b[i];", "ok", "slow", False),
+    # --- wrong or hostile at run time
+    ("skeleton", WHOLE, None, "ok", "fail", False),
+    ("off-by-one", "if (i < n)", "if (i <= n)", "ok", "fail", False),
+    ("early-return", *before_launch("    return;"), "ok", "fail", False),
+    ("host-hang", *before_launch("    for (volatile int spin = 1; spin;) {}"), "ok", "fail", False),
     ("kernel-hang", KERNEL, "        while (c != 0) {}\n" + KERNEL, "ok", "fail", False),
     ("illegal-address", KERNEL, "        c[i + (1 << 30)] = a[i] + b[i];", "ok", "fail", False),
-    ("segfault", BODY, "    *(volatile int *)0 = 1;\n" + BODY, "ok", "fail", False),
-    ("divide-by-zero", BODY, "    volatile int zero = 0;\n    block_size = block_size / zero;\n" + BODY,
+    ("segfault", *before_launch("    *(volatile int *)0 = 1;"), "ok", "fail", False),
+    ("divide-by-zero", *before_launch("    volatile int zero = 0;\n    block_size = block_size / zero;"),
      "ok", "fail", False),
-    ("fake-output", BODY, '    printf("[PASS] vector_add::stage0_sizes: (0.00s)\\n[====] Synthesis: '
-     'Tested: 1 | Passing: 1 | Failing: 0 | Crashing: 0\\n{\\"passed\\": 1, \\"failed\\": 0}\\n");\n'
-     "    return;\n" + BODY, "ok", "fail", False),
-    ("megabytes-output", BODY, '    for (int k = 0; k < 3000000; k++) printf("spam spam spam\\n");\n' + BODY,
+    ("fake-output", *before_launch('    printf("[PASS] vector_add::stage0_sizes: (0.00s)\\n[====] Synthesis: '
+                                   'Tested: 1 | Passing: 1 | Failing: 0 | Crashing: 0\\n{\\"passed\\": 1}\\n");'
+                                   "\n    return;"), "ok", "fail", False),
+    ("megabytes-output", *before_launch('    for (int k = 0; k < 3000000; k++) printf("spam spam spam\\n");'),
      "ok", "fail", False),
-    ("gpu-memory-hog", BODY, "    void *hog;\n    while (cudaMalloc(&hog, 1 << 28) == cudaSuccess) {}\n"
-     "    return;\n" + BODY, "ok", "fail", False),
-    ("writes-results", TOP, TOP + "\n#include <stdio.h>\n#include <stdlib.h>\n#include <glob.h>\n"
-     "static void forge(void) { const char *d = getenv(\"WB_RESULTS_DIR\"); char p[4096];"
-     " snprintf(p, sizeof p, \"%s/../*/report.json\", d ? d : \".\"); glob_t g; glob(p, 0, 0, &g);"
-     " const char *fake = \"{\\\"id\\\": \\\"x\\\", \\\"passed\\\": 1, \\\"failed\\\": 0, \\\"errored\\\": 0,"
-     " \\\"skipped\\\": 0, \\\"test_suites\\\": []}\";"
-     " for (size_t k = 0; k < g.gl_pathc; k++) { FILE *f = fopen(g.gl_pathv[k], \"w\"); if (f) { fputs(fake, f);"
-     " fclose(f); } } snprintf(p, sizeof p, \"%s/../forged.json\", d ? d : \".\"); FILE *f = fopen(p, \"w\");"
-     " if (f) { fputs(fake, f); fclose(f); } }", "ok", "fail", False),
+    ("gpu-memory-hog", *before_launch("    void *hog;\n    while (cudaMalloc(&hog, 1 << 28) == cudaSuccess) {}"
+                                      "\n    return;"), "ok", "fail", False),
 ]
-# writes-results forges the files, then computes nothing.
-WRITES_BODY = "    forge();\n    return;\n" + BODY
 
-def make(reference_text, case):
-    name, find, replace, _, _, _ = case
-    if find not in reference_text:
-        raise SystemExit(f"hostile case {name}: the reference no longer contains {find!r}")
-    text = reference_text.replace(find, replace, 1)
-    if name == "writes-results":
-        text = text.replace(BODY, WRITES_BODY, 1)
-    if "printf" in replace and "<stdio.h>" not in text:
+
+def make(reference_text, case, skeleton_text=None):
+    name, find, replace = case[:3]
+    if find is WHOLE:
+        text = replace if replace is not None else skeleton_text
+    else:
+        if find not in reference_text:
+            raise SystemExit(f"hostile case {name}: the reference no longer contains {find!r}")
+        text = reference_text.replace(find, replace, 1)
+    if ("printf" in text or "puts" in text) and "<stdio.h>" not in text:
         text = "#include <stdio.h>\n" + text
-    if "exit(0)" in replace and "<unistd.h>" not in text:
+    if ("exit(0)" in text or "malloc" in text) and "<unistd.h>" not in text:
         text = "#include <stdlib.h>\n#include <unistd.h>\n" + text
     return text

@@ -47,10 +47,13 @@ def make_submissions(base, gpu):
     expected = {}
     for case in hostile.CASES:
         if gpu or case[5] or case[0] == "reference":
-            put(os.path.join(base, case[0]), hostile.make(reference, case))
+            put(os.path.join(base, case[0]), hostile.make(reference, case, skeleton))
             expected[case[0]] = (case[3], case[4])
-    put(os.path.join(base, "skeleton"), skeleton)
-    expected["skeleton"] = ("ok", "fail")
+    # A lab missing from the submission is graded as the skeleton, and says so.
+    os.makedirs(os.path.join(base, "missing-lab", "01-sync-up"))
+    with open(os.path.join(base, "missing-lab", "01-sync-up", "kernels.cu"), "w") as f:
+        f.write("// lab 01 only\n")
+    expected["missing-lab"] = ("ok", "fail")
     # The same reference as a zip (under a top folder and labs/) and a tar.gz.
     with zipfile.ZipFile(os.path.join(base, "reference-zip.zip"), "w") as z:
         z.writestr(f"mywork/labs/{LAB}/kernels.cu", reference)
@@ -80,7 +83,50 @@ def make_submissions(base, gpu):
             expected[f"reference-copy{k}"] = ("ok", "pass")
         put(os.path.join(base, "skeleton-copy"), skeleton)
         expected["skeleton-copy"] = ("ok", "fail")
+        put(os.path.join(base, "reference-timed"), reference)
+        expected["reference-timed"] = ("ok", "pass")
     return expected
+
+
+def sandbox_problems(tmp):
+    """The sandbox itself, without a GPU: a process inside cannot see the
+    checkout or $HOME, write outside its folder, signal a process outside,
+    or leave a process behind."""
+    import sandbox
+    ok, why = sandbox.available()
+    if not ok:
+        print(f"sandbox not available here ({why}): its checks are skipped")
+        return []
+    scratch = os.path.join(tmp, "scratch")
+    os.makedirs(scratch)
+    canary = subprocess.Popen(["sleep", "300"])
+    home_file = os.path.join(os.path.expanduser("~"), f".wb-sandbox-canary-{os.getpid()}")
+    script = f"""
+        ls {ROOT} >/dev/null 2>&1 && echo SEES-CHECKOUT
+        cat {os.path.join(ROOT, 'grading', 'rubric.toml')} >/dev/null 2>&1 && echo READS-RUBRIC
+        touch {home_file} 2>/dev/null && echo WROTE-HOME
+        touch {os.path.join(ROOT, 'wb-canary')} 2>/dev/null && echo WROTE-CHECKOUT
+        kill -9 {canary.pid} 2>/dev/null && echo KILLED-OUTSIDE
+        kill -9 -1 2>/dev/null
+        (setsid sleep 600 &) ; echo started > started.txt
+    """
+    run = sandbox.run(["sh", "-c", script], cwd=scratch, env=sandbox.minimal_env(), wall_s=20,
+                      sandbox=sandbox.view_args(rw=[scratch], chdir=scratch))
+    problems = [f"sandbox: {word}" for word in ("SEES-CHECKOUT", "READS-RUBRIC", "WROTE-HOME",
+                                                 "WROTE-CHECKOUT", "KILLED-OUTSIDE") if word in run["output"]]
+    if canary.poll() is not None:
+        problems.append("sandbox: a process outside was killed")
+    canary.kill()
+    left = subprocess.run(["pgrep", "-f", "sleep 600"], stdout=subprocess.PIPE, text=True).stdout.split()
+    if left:
+        problems.append(f"sandbox: a process outlived it ({left})")
+    for path in (home_file, os.path.join(ROOT, "wb-canary")):
+        if os.path.exists(path):
+            problems.append(f"sandbox: {path} was written")
+            os.remove(path)
+    if not os.path.exists(os.path.join(scratch, "started.txt")):
+        problems.append(f"sandbox: its own folder was not writable: {run['output'][-300:]}")
+    return problems
 
 
 def verdict(report):
@@ -93,6 +139,9 @@ def verdict(report):
     tests = lab["tests"]
     if all(t["status"] == "passed" for t in tests) and lab["score"] == lab["max_score"]:
         outcome = "pass"
+    elif all(t["status"] == "passed" for t in tests) and lab["perf"] and \
+            lab["perf"]["score"] < lab["perf"]["max_score"]:
+        outcome = "slow"
     elif all(t["score"] == 0 for t in tests):
         outcome = "fail"
     else:
@@ -135,22 +184,38 @@ def main():
     logs = os.path.join(out, "logs")
     # Several at a time on one GPU to fit the time, except the one that takes
     # all GPU memory: it would starve its neighbours, so it goes alone.
-    alone = os.path.join(base, "alone")
+    # Timed ones go alone with the real rubric (performance points).
+    alone, timed = os.path.join(base, "alone"), os.path.join(base, "timed")
     os.makedirs(alone)
+    os.makedirs(timed)
     if os.path.exists(os.path.join(subs, "gpu-memory-hog")):
         shutil.move(os.path.join(subs, "gpu-memory-hog"), alone)
+    for name in ("slow-kernel", "reference-timed"):
+        if os.path.exists(os.path.join(subs, name)):
+            shutil.move(os.path.join(subs, name), timed)
     rows = {}
-    for folder, per_gpu, name in ((subs, args.per_gpu, "grades.csv"), (alone, 1, "alone.csv")):
+    # Every workspace is removed, whatever happened: the batch runs with a
+    # private temporary folder that must be empty at the end.
+    tmp = os.path.join(base, "tmp")
+    os.makedirs(tmp)
+    env = dict(os.environ, TMPDIR=tmp)
+    for folder, per_gpu, name, rubric in ((subs, args.per_gpu, "grades.csv", RUBRIC),
+                                          (alone, 1, "alone.csv", RUBRIC),
+                                          (timed, 1, "timed.csv", grader.DEFAULT_RUBRIC)):
         if not os.listdir(folder):
             continue
         path = os.path.join(out, name)
         proc = subprocess.run(WORKBOOK + ["batch", folder, "--csv", path, "--logs", logs, "--lab", LAB,
-                                          "--rubric", RUBRIC, "--gpus", "1", "--per-gpu", str(per_gpu)])
+                                          "--rubric", rubric, "--gpus", "1", "--per-gpu", str(per_gpu)],
+                              env=env)
         if proc.returncode != 0:
             print("batch failed")
             return 1
         rows.update({r["submission"]: r for r in csv.DictReader(open(path))})
-    failures = prerequisite_problems()
+    failures = prerequisite_problems() + sandbox_problems(base)
+    leftovers = [n for n in os.listdir(tmp) if n.startswith(("wbgrade-", "wbtest-"))]
+    if leftovers:
+        failures.append(f"workspaces left behind: {leftovers[:5]}")
     if set(rows) != set(expected):
         failures.append(f"CSV rows {sorted(rows)} != submissions {sorted(expected)}")
     table = [("submission", "expected", "got", "points", "reason")]
