@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Checks that a lab's tests can fail: the reference passes all of them and
-the skeleton fails at least one.
+the skeleton fails every test that scores in grading/rubric.toml (a test
+that passes on the skeleton must be `given`, score 0, or be `scored_with` a
+test that fails on it).
 
 usage: check_sides.py LAB STUDENT_TEST_BINARY REFERENCE_TEST_BINARY
 
@@ -12,6 +14,9 @@ import os
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "grading"))
+import grader  # noqa: E402
 
 SKIPPED = 77
 
@@ -59,13 +64,25 @@ def main():
         print(ref_log[-6000:])   # the timing tables, kept in meson's test log
     stu, _ = run_criterion(student)
     bad = failing_tests(stu)
+    defaults, rubric = grader.load_rubric(grader.DEFAULT_RUBRIC)
+    lab_rubric = rubric.get(lab, {})
+    failed = {line.split(":")[0].split("/", 1)[1] for line in bad}
+    scoring_passes = sorted(
+        t["name"] for suite in stu.get("test_suites", []) for t in suite.get("tests", [])
+        if t["name"] not in failed and t["status"] == "PASSED"
+        and grader.test_points(defaults, lab_rubric, t["name"]) > 0
+        and lab_rubric.get("scored_with", {}).get(t["name"]) not in failed)
     if not bad:
         print(f"{lab}: the SKELETON passes every test ({stu['passed']} passed): "
               "its tests cannot fail")
         ok = False
+    elif scoring_passes:
+        print(f"{lab}: the SKELETON passes tests that score in grading/rubric.toml: "
+              + ", ".join(scoring_passes) + " (make them fail on it, or mark them given / scored_with)")
+        ok = False
     else:
         print(f"{lab}: skeleton fails {len(bad)} of "
-              f"{stu['passed'] + len(bad)} tests, as it should")
+              f"{stu['passed'] + len(bad)} tests, and every test that scores, as it should")
     return 0 if ok else 1
 
 

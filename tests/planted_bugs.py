@@ -22,6 +22,7 @@ import concurrent.futures
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -103,21 +104,15 @@ def run_in_process(binary, bug, work):
     """The lab's stage tests (or the sanitizer) on the mutant; returns
     (caught, message shown)."""
     report = os.path.join(work, "report.json")
-    argv = [binary, "--jobs=1", "--filter=*/stage*", f"--json={report}"]
     tool = bug["caught_by"]
     if tool != "test":
-        argv = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "99",
-                "--target-processes", "all"] + (["--racecheck-report", "hazard"]
-                                                 if tool == "racecheck" else []) + argv
+        return run_sanitizer(binary, bug, work)
+    argv = [binary, "--jobs=1", "--filter=*/stage*", f"--json={report}"]
     try:
         proc = subprocess.run(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, errors="replace", timeout=900)
     except subprocess.TimeoutExpired:
         return False, "the run took more than 900 s"
-    if tool != "test":
-        lines = [l for l in proc.stdout.splitlines() if l.startswith("=========") and bug["message"] in l]
-        return bool(lines), (lines[0] if lines else f"no sanitizer line with '{bug['message']}' "
-                             f"(exit {proc.returncode})")
     try:
         data = json.load(open(report))
     except (OSError, ValueError):
@@ -131,11 +126,36 @@ def run_in_process(binary, bug, work):
     return bool(wanted), f"{name}: {text.strip()}"
 
 
-def run_judged(ws, binary, name, work):
+def run_sanitizer(binary, bug, work):
+    """The bug's sanitizer tool on the tests it names (all stage tests when
+    it names none): caught when the tool reports an error or a hazard."""
+    findings = []
+    for test in bug.get("test", "stage*").split("|"):
+        argv = ["compute-sanitizer", "--tool", bug["caught_by"], "--error-exitcode", "99",
+                "--target-processes", "all", binary, "--jobs=1", f"--filter=*/{test}"]
+        try:
+            proc = subprocess.run(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True, errors="replace", timeout=600)
+        except subprocess.TimeoutExpired:
+            return False, f"{bug['caught_by']} on {test} took more than 600 s"
+        findings += [l.strip("= ").strip() for l in proc.stdout.splitlines()
+                     if l.startswith("=========") and re.search(r"Race reported|hazard|Invalid|"
+                                                                r"Uninitialized|Barrier|rror:", l)]
+        if findings:
+            break
+    wanted = [l for l in findings if bug["message"] in l]
+    if findings:
+        return True, (wanted or findings)[0]
+    return False, f"{bug['caught_by']} reported nothing"
+
+
+def run_judged(ws, binary, name, bug):
     """Grades the mutant like a submission, test by test; True when the judge
     fails at least one stage test."""
     reference = os.path.join(ws.build, f"{name}-reference")
-    for suite, test in judge.list_tests(reference):
+    named = bug.get("test", "").split("|")
+    tests = sorted(judge.list_tests(reference), key=lambda st: st[1] not in named)
+    for suite, test in tests:
         if not test.startswith("stage"):
             continue
         limits = {"wall_s": 300, "cpu_s": 600, "output_bytes": 1000000}
@@ -178,7 +198,7 @@ def run(args):
                 caught, shown = run_in_process(binary, bug, work)
             judged = None
             if args.judge and bug["caught_by"] == "test":
-                judged = run_judged(ws, binary, name, tempfile.gettempdir())
+                judged = run_judged(ws, binary, name, bug)
             return job, caught, shown, judged
 
         rows, failed = [], 0
