@@ -186,17 +186,17 @@ static bool next_entry(entry *e)
 static entry expect_observation(const char *what)
 {
     entry e;
-    if (!next_entry(&e))
-        judge_fail("your code's run of this case ended before it produced \"%s\" (%d result(s) "
+    if (!next_entry(&e) || e.kind == 'F')
+        judge_fail("your code's run of this case ended before it produced '%s' (%d result(s) "
                    "before that): it crashed, exited, hung or ran out of time there; the grader's "
                    "note on the process says which " WB_SEED_HINT,
                    what, replay.observations, wb_seed());
     if (e.kind == 'E')
-        judge_fail("your code's run of this case failed before \"%s\": %.*s", what,
+        judge_fail("your code's run of this case failed before '%s': %.*s", what,
                    (int)e.label_len, e.label);
     if (e.kind != 'O' || e.label_len != strlen(what) || memcmp(e.label, what, e.label_len) != 0)
-        judge_fail("your code's run of this case went another way: expected the result \"%s\", "
-                   "its recording has \"%.*s\" there " WB_SEED_HINT,
+        judge_fail("your code's run of this case went another way: expected the result '%s', "
+                   "its recording has '%.*s' there " WB_SEED_HINT,
                    what, (int)e.label_len, e.label, wb_seed());
     replay.observations++;
     return e;
@@ -209,7 +209,7 @@ void wb_observe(const char *what, void *host, size_t bytes)
     } else if (mode() == MODE_JUDGE) {
         entry e = expect_observation(what);
         if (e.data_len != bytes)
-            judge_fail("\"%s\": your code's run recorded %llu bytes, the test reads %zu", what,
+            judge_fail("'%s': your code's run recorded %llu bytes, the test reads %zu", what,
                        (unsigned long long)e.data_len, bytes);
         memcpy(host, e.data, bytes);
     }

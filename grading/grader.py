@@ -111,7 +111,7 @@ def build_student(ws, folder, name, source):
     return "ok", "", binary
 
 
-def sanitize(binary, reference_bin, t, lim, seed):
+def sanitize(binary, reference_bin, t, lim, seed, data_dirs):
     """compute-sanitizer's findings on one passing test, tool by tool, with
     the student's binary in its sandbox (record mode, judged as usual)."""
     if not shutil.which("compute-sanitizer"):
@@ -122,7 +122,8 @@ def sanitize(binary, reference_bin, t, lim, seed):
                        wrapper=["compute-sanitizer", "--tool", tool, "--error-exitcode", "99",
                                 "--target-processes", "all"]
                        + (["--racecheck-report", "hazard"] if tool == "racecheck" else []))
-        run = judge.run_test(binary, reference_bin, t["suite"], t["test"], wrapped, seed)
+        run = judge.run_test(binary, reference_bin, t["suite"], t["test"], wrapped, seed,
+                             data_dirs)
         lines = [l.strip("= ").strip() for l in run["output"].splitlines()
                  if l.startswith("=========") and "COMPUTE-SANITIZER" not in l
                  and "ERROR SUMMARY: 0" not in l and l.strip("= ").strip()]
@@ -166,7 +167,8 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes)
     timings = {}
     for t in result["tests"]:
         lim = limits_for(defaults, t["test"])
-        got = judge.run_test(binary, reference_bin, t["suite"], t["test"], lim, seed)
+        got = judge.run_test(binary, reference_bin, t["suite"], t["test"], lim, seed,
+                             ws.data_dirs(folder))
         if got["status"] == "skipped":
             result["gpu_ran"] = False
             t.update(status="failed", output="not run: " + got["reason"])
@@ -177,7 +179,8 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes)
         if got["status"] == "passed":
             t.update(status="passed", score=t["max_score"])
             if args.sanitize:
-                findings = t["sanitizer"] = sanitize(binary, reference_bin, t, lim, seed)
+                findings = t["sanitizer"] = sanitize(binary, reference_bin, t, lim, seed,
+                                                     ws.data_dirs(folder))
                 if findings:
                     text += "\nsanitizer: " + "; ".join(findings)
                     t["score"] = max(0.0, t["score"] * (1 - defaults["sanitize_penalty"] * len(findings)))

@@ -80,9 +80,33 @@ def _copy_recording(source, target):
                 shutil.copyfileobj(f, out)
 
 
+def load_criterion_report(path):
+    """Criterion 2.4's JSON report, which writes its assertion messages
+    without escaping quotes or backslashes: where it does not parse, each
+    line of a "messages" list is re-quoted, then it is parsed again."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    lines, inside = [], False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith('"messages": ['):
+            inside = not stripped.endswith("]") and not stripped.endswith("],")
+        elif inside and stripped.startswith("]"):
+            inside = False
+        elif inside and stripped.startswith('"'):
+            body = stripped[1:].rstrip(",")
+            body = body[:-1] if body.endswith('"') else body
+            line = json.dumps(body) + ("," if stripped.endswith(",") else "")
+        lines.append(line)
+    return json.loads("\n".join(lines))
+
+
 def _criterion_cases(report_path, suite, test):
-    with open(report_path) as f:
-        data = json.load(f)
+    data = load_criterion_report(report_path)
     return [t for s in data["test_suites"] if s["name"] == suite for t in s["tests"]
             if t["name"] == test]
 
@@ -94,14 +118,15 @@ def _read_csv(path):
         return list(csv.reader(f))
 
 
-def run_student(binary, suite, test, limits, seed, work):
-    """The record run in a sandbox; returns sandbox.run's dict plus the
-    recording folder."""
+def run_student(binary, suite, test, limits, seed, work, data_dirs=()):
+    """The record run in a sandbox that sees the binary, its libraries and
+    the lab's data files (data_dirs, read-only); returns sandbox.run's dict
+    plus the recording folder."""
     scratch = os.path.join(work, "student")
     record = os.path.join(scratch, "record")
     os.makedirs(record)
-    view = sandbox.view_args(ro=[binary] + sandbox.library_dirs(binary), rw=[scratch], gpu=True,
-                             chdir=scratch)
+    view = sandbox.view_args(ro=[binary] + sandbox.library_dirs(binary) + list(data_dirs),
+                             rw=[scratch], gpu=True, chdir=scratch)
     argv = list(limits.get("wrapper", [])) + [binary, f"--filter={suite}/{test}", "--jobs=1",
                                                "--verbose", f"--json={scratch}/report.json"]
     env = sandbox.minimal_env(WB_RECORD=record, WB_SEED=seed)
@@ -134,14 +159,14 @@ def run_judge(judge_binary, suite, test, limits, seed, recording, work):
         _read_csv(os.path.join(out, "timings.csv"))
 
 
-def run_test(student_binary, judge_binary, suite, test, limits, seed):
+def run_test(student_binary, judge_binary, suite, test, limits, seed, data_dirs=()):
     """Records the student's run, judges it. Returns a dict: status (passed /
     failed / skipped), reason, output (what the student's process printed),
     judged (the judge's messages), seconds, launches, finished cases,
     timings (rows of timings.csv)."""
     work = tempfile.mkdtemp(prefix="wbtest-")
     try:
-        student = run_student(student_binary, suite, test, limits, seed, work)
+        student = run_student(student_binary, suite, test, limits, seed, work, data_dirs)
         recording = os.path.join(work, "recording")
         _copy_recording(student["record"], recording)
         cases, judged_run, case_rows, timing_rows = run_judge(

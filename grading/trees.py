@@ -121,6 +121,12 @@ class Workspace:
                               stdout=subprocess.PIPE, text=True)
         return proc.stdout.strip().splitlines()[-1]
 
+    def data_dirs(self, folder):
+        """The lab's data files (labs/NN/data), which its test reads at run
+        time: visible, read-only, in the sandbox of every test process."""
+        data = os.path.join(self.src, "labs", folder, "data")
+        return [data] if os.path.isdir(data) else []
+
     def lab_headers(self, folder):
         """Headers a lab's kernels.cu may include with quotes: the lab's own
         and common/'s, by name."""

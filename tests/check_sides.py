@@ -29,8 +29,7 @@ def run_criterion(binary):
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               errors="replace")
         try:
-            with open(report) as f:
-                data = json.load(f)
+            data = grader.judge.load_criterion_report(report)
         except (OSError, ValueError):
             sys.exit(f"{binary} wrote no readable report (exit {proc.returncode}):\n"
                      f"{proc.stdout[-3000:]}")

@@ -114,7 +114,7 @@ def run_in_process(binary, bug, work):
     except subprocess.TimeoutExpired:
         return False, "the run took more than 900 s"
     try:
-        data = json.load(open(report))
+        data = judge.load_criterion_report(report)
     except (OSError, ValueError):
         return False, f"no report (exit {proc.returncode}): {proc.stdout[-300:]}"
     messages = [(t["name"], m) for s in data["test_suites"] for t in s["tests"]
@@ -149,7 +149,7 @@ def run_sanitizer(binary, bug, work):
     return False, f"{bug['caught_by']} reported nothing"
 
 
-def run_judged(ws, binary, name, bug):
+def run_judged(ws, binary, folder, name, bug):
     """Grades the mutant like a submission, test by test; True when the judge
     fails at least one stage test."""
     reference = os.path.join(ws.build, f"{name}-reference")
@@ -159,7 +159,7 @@ def run_judged(ws, binary, name, bug):
         if not test.startswith("stage"):
             continue
         limits = {"wall_s": 300, "cpu_s": 600, "output_bytes": 1000000}
-        got = judge.run_test(binary, reference, suite, test, limits, "1234")
+        got = judge.run_test(binary, reference, suite, test, limits, "1234", ws.data_dirs(folder))
         if got["status"] == "failed":
             return True, f"{test}: {got['reason'][:200]}"
     return False, "the judge passes every stage test"
@@ -198,7 +198,7 @@ def run(args):
                 caught, shown = run_in_process(binary, bug, work)
             judged = None
             if args.judge and bug["caught_by"] == "test":
-                judged = run_judged(ws, binary, name, bug)
+                judged = run_judged(ws, binary, folder, name, bug)
             return job, caught, shown, judged
 
         rows, failed = [], 0
