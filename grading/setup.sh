@@ -14,10 +14,11 @@ wb_missing_packages() {
     else
         missing="$missing libcriterion-dev zlib1g-dev"
     fi
-    # Extra programs a caller needs (tests/run: pandoc, to render the book).
-    local program
-    for program in ${WB_EXTRA_PROGRAMS:-}; do
-        command -v "$program" >/dev/null 2>&1 || missing="$missing $program"
+    # Extra programs a caller needs, as PROGRAM or PROGRAM:PACKAGE (tests/run:
+    # pandoc, to render the book; bwrap, the grader's sandbox).
+    local entry
+    for entry in ${WB_EXTRA_PROGRAMS:-}; do
+        command -v "${entry%%:*}" >/dev/null 2>&1 || missing="$missing ${entry#*:}"
     done
     echo "$missing"
 }
