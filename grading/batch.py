@@ -69,7 +69,7 @@ def collect(path, rows_dir, why):
         with open(report_file(path, rows_dir)) as f:
             report = json.load(f)
     except (OSError, ValueError):
-        report = reports.rejected("the grader failed on this submission: " + why(), path)
+        report = reports.failed(why(), path)
     report["submission"] = os.path.basename(path)
     return reports.csv_row(report)
 

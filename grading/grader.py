@@ -170,7 +170,9 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes)
         got = judge.run_test(binary, reference_bin, t["suite"], t["test"], lim, seed,
                              ws.data_dirs(folder))
         if got["status"] == "skipped":
-            result["gpu_ran"] = False
+            # The judge skipped the test: without a usable GPU, or a test of
+            # the lab skipped itself (its reason says why).
+            result["gpu_ran"] = result["gpu_ran"] and "GPU test skipped" not in got["reason"]
             t.update(status="failed", output="not run: " + got["reason"])
             continue
         t["seconds"] = got["seconds"]

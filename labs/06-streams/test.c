@@ -327,6 +327,11 @@ static void skip_if_launches_synchronise(void)
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreate(&stream));
     hold h = {&p, 1, 1, -1, 0};
+    /* One launch first, outside the hold: the kernel's module is loaded on
+     * first use (lazy loading), which must not happen while a stream is
+     * held, or the probe would blame the build for the loader's wait. */
+    saxpy_launch(&cfg, dev, all, dev->stream[0]);
+    CUDA_CHECK(cudaDeviceSynchronize());
     load_run(&p, 0);
     CUDA_CHECK(cudaLaunchHostFunc(stream, hold_stream, &h));
     CUDA_CHECK(cudaMemcpyAsync(dev->x, p.x, sizeof(float), cudaMemcpyHostToDevice, dev->stream[0]));
