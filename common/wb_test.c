@@ -378,6 +378,36 @@ static void fail_running_test(const char *message)
     cr_assert_fail("%s " WB_SEED_HINT, message, wb_seed());
 }
 
+/* wb_expect_error: while the call runs, an error jumps back here with its
+ * message instead of failing the test. */
+static jmp_buf error_jump;
+static char caught_message[512];
+
+static void catch_error(const char *message)
+{
+    snprintf(caught_message, sizeof caught_message, "%s", message);
+    longjmp(error_jump, 1);
+}
+
+jmp_buf *wb_catch_errors(void)
+{
+    caught_message[0] = '\0';
+    wb_set_error_handler(catch_error);
+    return &error_jump;
+}
+
+void wb_check_error_message(const char *what, const char *about)
+{
+    char label[600];
+    wb_set_error_handler(fail_running_test);
+    snprintf(label, sizeof label, "%s: error message", what);
+    wb_observe_str(label, caught_message, sizeof caught_message);
+    cr_assert(strstr(caught_message, about),
+              "%s should fail with a message about '%s'; %s%s%s " WB_SEED_HINT, what, about,
+              caught_message[0] ? "it said '" : "it did not fail", caught_message,
+              caught_message[0] ? "'" : "", wb_seed());
+}
+
 /* Runs before Criterion's main, in every test process. */
 __attribute__((constructor)) static void install_criterion_handler(void)
 {

@@ -32,6 +32,7 @@
 #include <criterion/parameterized.h>
 #include <criterion/redirect.h>
 #include <inttypes.h>
+#include <setjmp.h>
 
 #include "workbook.h"
 
@@ -57,6 +58,26 @@ void wb_observe_str(const char *what, char *text, size_t capacity);
 /* Everything written to stdout since cr_redirect_stdout(), as a string the
  * caller frees; use it with cr_assert_str_eq instead of cr_assert_stdout_*. */
 char *wb_observe_stdout(const char *what);
+
+/* ----------------------------------------------------- expecting an error */
+
+/* `call` (a statement) must fail through wb_fail or CUDA_CHECK with a
+ * message that mentions `about`, as the given code's argument checks do.
+ * The message is an observation labelled `what`; any later error fails the
+ * test as usual.
+ *     wb_expect_error("matmul(m = -1)", "negative", matmul(0, 0, A, B, C, -1, 4, 4));
+ */
+#define wb_expect_error(what, about, call)          \
+    do {                                            \
+        if (setjmp(*wb_catch_errors()) == 0) {      \
+            call;                                   \
+            CUDA_CHECK(cudaDeviceSynchronize());    \
+        }                                           \
+        wb_check_error_message((what), (about));    \
+    } while (0)
+
+jmp_buf *wb_catch_errors(void);
+void wb_check_error_message(const char *what, const char *about);
 
 /* ---------------------------------------------------------- guard zones */
 

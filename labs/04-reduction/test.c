@@ -20,7 +20,6 @@
  * A sum alone cannot say which line is wrong, so every failure names the
  * pattern it recognises, else the classic mistakes of the stage.
  */
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,55 +267,10 @@ Test(reduction, stage7_atomic_contention,
 
 /* ------------------------------------------- the given argument checks */
 
-/* reduce_sum must refuse bad arguments through wb_fail. The handler below
- * jumps back with the message; the call goes through static state, so that
- * nothing setjmp's caller holds can be clobbered by the jump. */
-static jmp_buf refused;
-static char refusal[512];
-static struct {
-    int stage, n, block_size;
-    const int *in;
-    int *scratch, *out;
-} bad_call;
-
-static void catch_refusal(const char *message)
-{
-    snprintf(refusal, sizeof refusal, "%s", message);
-    longjmp(refused, 1);
-}
-
-/* Fails the test on any later error, as wb_test.c's handler does. */
-static void fail_test(const char *message)
-{
-    cr_assert_fail("%s " WB_SEED_HINT, message, wb_seed());
-}
-
-static void make_bad_call(void)
-{
-    refusal[0] = '\0';
-    wb_set_error_handler(catch_refusal);
-    if (setjmp(refused) == 0) {
-        reduce_sum(bad_call.stage, bad_call.in, bad_call.n, bad_call.block_size,
-                   bad_call.scratch, bad_call.out);
-        CUDA_CHECK(cudaDeviceSynchronize());
-    }
-    wb_set_error_handler(fail_test);
-}
-
-static void expect_refusal(const char *what, int stage, const int *in, int n, int block_size,
-                           const char *about)
-{
-    bad_call.stage = stage;
-    bad_call.in = in;
-    bad_call.n = n;
-    bad_call.block_size = block_size;
-    make_bad_call();
-    wb_observe_str(what, refusal, sizeof refusal);
-    cr_assert(strstr(refusal, about), "%s: reduce_sum should refuse it with a message about "
-              "\"%s\"; %s%s%s (this checks the given host code: restore it) " WB_SEED_HINT,
-              what, about, refusal[0] ? "it said \"" : "it accepted the call", refusal,
-              refusal[0] ? "\"" : "", wb_seed());
-}
+/* reduce_sum must refuse bad arguments through wb_fail (given host code:
+ * a failure here means it was changed, restore it). */
+#define expect_refusal(what, stage, in, n, block_size, about) \
+    wb_expect_error(what, about, reduce_sum(stage, in, n, block_size, d_scratch, d_out))
 
 Test(reduction, given_argument_checks,
      .description = "the given host code refuses stages, block sizes and inputs it cannot sum")
@@ -326,8 +280,6 @@ Test(reduction, given_argument_checks,
     CUDA_CHECK(cudaMalloc((void **)&d_scratch, reduce_scratch_ints(64) * sizeof(int)));
     CUDA_CHECK(cudaMalloc((void **)&d_out, sizeof(int)));
     CUDA_CHECK(cudaMemset(d_in, 0, 64 * sizeof(int)));
-    bad_call.scratch = d_scratch;
-    bad_call.out = d_out;
     expect_refusal("stage -1", -1, d_in, 64, 256, "does not exist");
     expect_refusal("stage 8", REDUCE_STAGES, d_in, 64, 256, "does not exist");
     expect_refusal("block size 16", 0, d_in, 64, REDUCE_MIN_BLOCK / 2, "power of two");
