@@ -12,6 +12,7 @@ import json
 import os
 import re
 import select
+import shutil
 import struct
 import subprocess
 import sys
@@ -386,6 +387,39 @@ def run(args):
     return status_code
 
 
+SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+
+
+def sanitize(args):
+    """The lab's tests under compute-sanitizer, one tool after another: the
+    mistakes the tests cannot see on every GPU (a missing barrier, a race in
+    shared memory, an access out of bounds that lands in memory the program
+    owns). The grader runs the same tools (`grade --sanitize`)."""
+    folder, name = lab_or_exit(args.lab)
+    if not shutil.which("compute-sanitizer"):
+        print("compute-sanitizer is not on PATH: it comes with the CUDA toolkit "
+              "(its bin folder, next to nvcc)", file=sys.stderr)
+        return 2
+    ok, output = labs.build_target(f"{name}-student")
+    if not ok:
+        print(Style.red("does not compile:"))
+        print("\n".join(l for l in output.splitlines() if "error" in l.lower())[:2000] or output[-1500:])
+        return 1
+    binary = os.path.join(labs.BUILD, f"{name}-student")
+    found = 0
+    for tool in args.tool or SANITIZER_TOOLS:
+        argv = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "99",
+                "--target-processes", "all", binary, "--jobs=1", f"--filter=*/{args.test}"]
+        print(Style.bold(f"== {tool}: " + " ".join(argv[-3:])), flush=True)
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace")
+        lines = [l for l in proc.stdout.splitlines() if l.startswith("=========")]
+        print("\n".join(lines[:40]) if lines else "no findings")
+        found += proc.returncode == 99
+    print(Style.red(f"{found} tool(s) reported errors") if found else Style.green("no findings"))
+    return 1 if found else 0
+
+
 def add_commands(sub):
     s = sub.add_parser("status", help="every lab and stage with its state, and what to do next")
     s.add_argument("--run", action="store_true", help="re-run every lab's tests first")
@@ -407,6 +441,15 @@ def add_commands(sub):
     group.add_argument("--step", type=int, metavar="K", help="show hints 1 to K")
     group.add_argument("--all", action="store_true", help="show every hint of the stage")
     h.set_defaults(func=hint)
+
+    z = sub.add_parser("sanitize", help="the lab's tests under compute-sanitizer (memcheck, racecheck, "
+                       "synccheck, initcheck)")
+    z.add_argument("lab")
+    z.add_argument("--tool", action="append", choices=SANITIZER_TOOLS,
+                   help="only this tool (repeatable; default: all four)")
+    z.add_argument("--test", default="stage*",
+                   help="Criterion's test name or glob (default stage*: the stage tests)")
+    z.set_defaults(func=sanitize)
 
     r = sub.add_parser("run", help="one stage at one size, outside the test suite")
     r.add_argument("lab")
