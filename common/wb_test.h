@@ -41,6 +41,10 @@
 void wb_test_begin(void);
 void wb_test_end(void);
 
+/* The recording's part of wb_test_begin alone, for a CPU-only suite
+ * (tests/test_observe.c, the repository's check of the observations). */
+void wb_case_begin(void);
+
 #define WB_GPU_SUITE(suite_name, ...) \
     TestSuite(suite_name, .init = wb_test_begin, .fini = wb_test_end, __VA_ARGS__)
 

@@ -118,6 +118,36 @@ def _read_csv(path):
         return list(csv.reader(f))
 
 
+def read_cases(path):
+    """cases.csv, which the judge writes at the end of each case: [{case,
+    results, finished, launches, error}]. The error (the submission's own
+    message) is the rest of the line."""
+    cases = []
+    if os.path.exists(path):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                parts = line.rstrip("\n").split(",", 4)
+                if len(parts) == 5 and parts[1].isdigit() and parts[3].isdigit():
+                    cases.append({"case": parts[0], "results": int(parts[1]),
+                                  "finished": parts[2] == "1", "launches": int(parts[3]),
+                                  "error": parts[4]})
+    return cases
+
+
+def unfinished(cases):
+    """Why the submission's run of some case cannot pass, whatever the
+    checks said: it failed with an error, or did not get to its end (a crash,
+    exit or hang after its last result)."""
+    reasons = []
+    for k, case in enumerate(cases):
+        if case["error"]:
+            reasons.append(f"case {k + 1}: your code's run failed: {case['error']}")
+        elif not case["finished"]:
+            reasons.append(f"case {k + 1}: your code's run did not finish after its last result "
+                           f"({case['results']} result(s)): it crashed, exited, hung or ran out of time")
+    return reasons
+
+
 def run_student(binary, suite, test, limits, seed, work, data_dirs=()):
     """The record run in a sandbox that sees the binary, its libraries and
     the lab's data files (data_dirs, read-only); returns sandbox.run's dict
@@ -155,7 +185,7 @@ def run_judge(judge_binary, suite, test, limits, seed, recording, work):
     except (OSError, ValueError, KeyError, TypeError):
         raise RuntimeError(f"the judge (the reference's test binary) wrote no report for "
                            f"{suite}/{test} (exit {run['status']}):\n{run['output'][-2000:]}")
-    return cases, run, _read_csv(os.path.join(out, "cases.csv")), \
+    return cases, run, read_cases(os.path.join(out, "cases.csv")), \
         _read_csv(os.path.join(out, "timings.csv"))
 
 
@@ -175,7 +205,7 @@ def run_test(student_binary, judge_binary, suite, test, limits, seed, data_dirs=
         shutil.rmtree(work, ignore_errors=True)
     result = {"output": student["output"], "seconds": student["seconds"],
               "judge_seconds": judged_run["seconds"],
-              "launches": sum(int(r[3]) for r in case_rows if len(r) == 4 and r[3].isdigit()),
+              "launches": sum(c["launches"] for c in case_rows),
               "timings": timing_rows, "cases": len(cases)}
     states = [c.get("status") for c in cases]
     messages = [m.strip() for c in cases if c.get("status") != "PASSED" for m in c.get("messages", [])]
@@ -198,6 +228,9 @@ def run_test(student_binary, judge_binary, suite, test, limits, seed, data_dirs=
         bad = sum(s != "PASSED" for s in states)
         detail = "; ".join(messages[:3])
         return verdict("failed", f"{bad} of {len(states)} case(s) failed" + (f": {detail}" if detail else ""))
+    late = unfinished(case_rows)
+    if late:
+        return verdict("failed", "; ".join(late[:3]))
     return verdict("passed", "")
 
 

@@ -88,6 +88,30 @@ def make_submissions(base, gpu):
     return expected
 
 
+def timing_check_problems():
+    """judge.timing_problem on made-up timings.csv rows (case, what,
+    reference ms, student ms, warmup, repetitions, floor ms): a forged time
+    gets no performance points, an honest one does."""
+    import judge
+    honest = ["c", "w", "0.30", "0.31", "3", "20", "0.27"]
+    cases = [  # (row, student wall s, judge wall s, refused?)
+        (honest, 4.0, 4.0, False),
+        (["c", "w", "0.30", "nan", "3", "20", "0.27"], 4.0, 4.0, True),
+        (["c", "w", "0.30", "inf", "3", "20", "0.27"], 4.0, 4.0, True),
+        (["c", "w", "0.30", "-1", "3", "20", "0.27"], 4.0, 4.0, True),
+        (["c", "w", "0.30", "0.007", "3", "20", "0.27"], 4.0, 4.0, True),    # faster than the GPU can
+        (["c", "w", "0.30", "0.31", "3", "20", "0.27"], 60.0, 4.0, True),    # a slow kernel's process
+        (["c", "w", "0.30", "500", "3", "20", "0.27"], 4.0, 4.0, True),      # longer than the process
+        (["c", "w", "0.30", "0.31", "3", "0", "0.27"], 4.0, 4.0, True),      # repetitions changed
+    ]
+    problems = []
+    for row, wall, judge_wall, refused in cases:
+        why = judge.timing_problem(row, wall, judge_wall)
+        if bool(why) != refused:
+            problems.append(f"timing {row[3]} ms, wall {wall} s: {'refused' if why else 'accepted'} ({why})")
+    return problems
+
+
 def sandbox_problems(tmp):
     """The sandbox itself, without a GPU: a process inside cannot see the
     checkout or $HOME, write outside its folder, signal a process outside,
@@ -212,7 +236,7 @@ def main():
             print("batch failed")
             return 1
         rows.update({r["submission"]: r for r in csv.DictReader(open(path))})
-    failures = prerequisite_problems() + sandbox_problems(base)
+    failures = prerequisite_problems() + timing_check_problems() + sandbox_problems(base)
     leftovers = [n for n in os.listdir(tmp) if n.startswith(("wbgrade-", "wbtest-"))]
     if leftovers:
         failures.append(f"workspaces left behind: {leftovers[:5]}")
