@@ -72,16 +72,6 @@ def limits_for(defaults, test, wrapper=()):
             "output_bytes": int(defaults["output_bytes"]), "wrapper": list(wrapper)}
 
 
-def trim_compiler(output, limit=15):
-    """The compiler's messages worth showing: errors and warnings, and the
-    linker's reasons (undefined reference, multiple definition)."""
-    keep = [l for l in output.splitlines()
-            if any(w in l.lower() for w in ("error", "warning", "undefined reference",
-                                            "multiple definition", "note:"))
-            and not l.startswith(("FAILED", "ninja"))]
-    return "\n".join(keep[:limit]) or output[-1500:]
-
-
 # --------------------------------------------------------------- one lab
 def student_source(folder, files, notes):
     """The submission's kernels.cu for the lab, or the skeleton (with a note)
@@ -100,14 +90,14 @@ def build_student(ws, folder, name, source):
     link) or "rejected" (the static check)."""
     ok, output, obj = ws.compile_student(folder, name, source)
     if not ok:
-        return "failed", "does not compile:\n" + trim_compiler(output), None
+        return "failed", "does not compile:\n" + labs.compiler_messages(output), None
     _, reference_obj = ws.kernels_command(folder, name, side="reference")
     problems = objcheck.problems(obj, os.path.join(ws.build, reference_obj))
     if problems:
         return "rejected", "rejected: " + "; ".join(problems), None
     ok, output, binary = ws.link_student(folder, name, obj)
     if not ok:
-        return "failed", "does not link:\n" + trim_compiler(output), None
+        return "failed", "does not link:\n" + labs.compiler_messages(output), None
     return "ok", "", binary
 
 
@@ -143,7 +133,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes)
     ok, output = ws.build_trusted(name)
     if not ok:
         raise GraderError(f"the reference of {name} does not build (the instructor's tree):\n"
-                          + trim_compiler(output))
+                          + labs.compiler_messages(output))
     reference_bin = os.path.join(ws.build, f"{name}-reference")
     tests = judge.list_tests(reference_bin)
     if not defaults.get("run_timing", True):

@@ -37,6 +37,17 @@ def build_target(target, build=BUILD):
     return proc.returncode == 0, proc.stdout
 
 
+def compiler_messages(output, limit=15):
+    """What a student needs of a failed build: the compiler's errors and
+    warnings and the linker's reasons (an undefined reference names the
+    misspelt entry point; "ld returned 1" alone says nothing)."""
+    keep = [l for l in output.splitlines()
+            if any(w in l.lower() for w in ("error", "warning", "undefined reference",
+                                            "multiple definition", "note:"))
+            and not l.startswith(("FAILED", "ninja"))]
+    return "\n".join(keep[:limit]) or output[-1500:]
+
+
 def run_criterion(binary, results_dir, extra_args=(), timeout=None):
     """Runs a Criterion test binary one test at a time with its tables going
     to results_dir; returns (report dict or None, combined output)."""

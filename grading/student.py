@@ -260,9 +260,8 @@ def report_once(name):
     the timing tables once everything passes."""
     built, report, output = run_lab_tests(name)
     if not built:
-        errors = [l for l in output.splitlines() if "error" in l.lower()][:8]
         print(Style.red("does not compile:"))
-        print("\n".join("  " + e for e in errors) or output[-1500:])
+        print("\n".join("  " + l for l in labs.compiler_messages(output, 8).splitlines()))
         return False
     if report is None:
         print(Style.red("the test program crashed:"))
@@ -403,7 +402,7 @@ def sanitize(args):
     ok, output = labs.build_target(f"{name}-student")
     if not ok:
         print(Style.red("does not compile:"))
-        print("\n".join(l for l in output.splitlines() if "error" in l.lower())[:2000] or output[-1500:])
+        print(labs.compiler_messages(output))
         return 1
     binary = os.path.join(labs.BUILD, f"{name}-student")
     found = 0

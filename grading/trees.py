@@ -38,7 +38,8 @@ def include_problems(text, allowed):
     problems = []
     joined = re.sub(r"\\\r?\n", "", text)
     for number, line in enumerate(joined.splitlines(), 1):
-        m = re.match(r"\s*#\s*(include_next|include|import)\b\s*(.*)", line)
+        # "#", and its digraph and trigraph spellings.
+        m = re.match(r"\s*(?:#|%:|\?\?=)\s*(include_next|include|import)\b\s*(.*)", line)
         if m:
             directive, rest = m.group(1), m.group(2).strip()
             target = re.match(r'"([^"]*)"|<([^>]*)>', rest)
