@@ -169,8 +169,7 @@ def run_student(binary, suite, test, limits, seed, work, data_dirs=()):
 def run_judge(judge_binary, suite, test, limits, seed, recording, work):
     """The judge run (trusted binary, not sandboxed); returns (cases from its
     Criterion report, its run (sandbox.run's dict), cases.csv rows,
-    timings.csv rows) or
-    raises RuntimeError when the judge itself broke."""
+    timings.csv rows)."""
     out = os.path.join(work, "judge")
     os.makedirs(out)
     report = os.path.join(out, "report.json")
@@ -183,8 +182,12 @@ def run_judge(judge_binary, suite, test, limits, seed, recording, work):
     try:
         cases = _criterion_cases(report, suite, test)
     except (OSError, ValueError, KeyError, TypeError):
-        raise RuntimeError(f"the judge (the reference's test binary) wrote no report for "
-                           f"{suite}/{test} (exit {run['status']}):\n{run['output'][-2000:]}")
+        # The judge is trusted code, but it runs on the submission's results:
+        # results that send it astray fail the test, they do not stop grading.
+        cases = [{"status": "FAILED", "messages": [
+            f"the judge could not finish judging your results ("
+            + ("it ran out of time" if run["status"] is None else f"exit {run['status']}")
+            + "): " + run["output"][-600:]]}]
     return cases, run, read_cases(os.path.join(out, "cases.csv")), \
         _read_csv(os.path.join(out, "timings.csv"))
 
