@@ -4,7 +4,7 @@
  * Your task: fill in the three TODOs so that one GPU thread computes one
  * element. Read handouts/00-vector-add.md first. Check your work with
  *     meson test -C build --suite vector-add-student --print-errorlogs
- * and ask for a hint with `grading/workbook hint vector-add 1`.
+ * and ask for a hint with `grading/workbook hint vector-add 0`.
  */
 #include "lab.h"
 #include "workbook.h"

@@ -5,7 +5,7 @@
  * Number n belongs to thread n % (number of threads), and that thread may
  * take its turn (take_turn) only after number n - 1 has been taken. Read
  * handouts/01-sync-up.md first, and run the lecture's five versions with
- * build/sync-up-experiments. Check your work with
+ * build/labs/01-sync-up/sync-up-experiments. Check your work with
  *     meson test -C build --suite sync-up-student --print-errorlogs
  * and ask for a hint with `grading/workbook hint sync-up 0`.
  */
