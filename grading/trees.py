@@ -37,6 +37,10 @@ def include_problems(text, allowed):
     .incbin. System headers (<...> without a path) are fine."""
     problems = []
     joined = re.sub(r"\\\r?\n", "", text)
+    # Comments are whitespace to the preprocessor (#/**/include is an
+    # include): blank them, keeping the line count.
+    joined = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n") + " ", joined, flags=re.S)
+    joined = re.sub(r"//[^\n]*", "", joined)
     for number, line in enumerate(joined.splitlines(), 1):
         # "#", and its digraph and trigraph spellings.
         m = re.match(r"\s*(?:#|%:|\?\?=)\s*(include_next|include|import)\b\s*(.*)", line)

@@ -30,6 +30,7 @@ CASES = [
     ("include-absolute", *top('#include "/etc/passwd"'), "failed", "fail", True),
     ("include-device-file", *top('#include "/dev/ptmx"'), "failed", "fail", True),
     ("include-digraph", *top('%:include "/dev/ptmx"'), "failed", "fail", True),
+    ("include-behind-comment", *top('#/* a comment is whitespace */include "/dev/ptmx"'), "failed", "fail", True),
     ("include-computed", *top('#define SOLUTION "../../solutions/00-vector-add/kernels.cu"\n#include SOLUTION'),
      "failed", "fail", True),
     ("incbin-rubric", *top('asm(".incbin \\"../../grading/rubric.toml\\"");'), "failed", "fail", True),
