@@ -5,6 +5,7 @@ recorded in a sandbox and judged by the reference's binary (judge.py);
 scored with the rubric; reports written (reports.py). grading/README.md
 documents the design and its threat model."""
 import os
+import re
 import secrets
 import shutil
 import sys
@@ -101,6 +102,18 @@ def build_student(ws, folder, name, source):
     return "ok", "", binary
 
 
+# What compute-sanitizer prints for a finding: errors, racecheck's
+# "Warning: Race reported between ..." and hazards, barrier errors.
+SANITIZER_FINDING = re.compile(r"Race reported|hazard|Invalid|Uninitialized|Barrier|rror:")
+
+
+def sanitizer_findings(output):
+    """compute-sanitizer's finding lines in a process's output."""
+    return [l.strip("= ").strip() for l in output.splitlines()
+            if l.startswith("=========") and SANITIZER_FINDING.search(l)
+            and "ERROR SUMMARY: 0" not in l]
+
+
 def sanitize(binary, reference_bin, t, lim, seed, data_dirs):
     """compute-sanitizer's findings on one passing test, tool by tool, with
     the student's binary in its sandbox (record mode, judged as usual)."""
@@ -114,12 +127,10 @@ def sanitize(binary, reference_bin, t, lim, seed, data_dirs):
                        + (["--racecheck-report", "hazard"] if tool == "racecheck" else []))
         run = judge.run_test(binary, reference_bin, t["suite"], t["test"], wrapped, seed,
                              data_dirs)
-        lines = [l.strip("= ").strip() for l in run["output"].splitlines()
-                 if l.startswith("=========") and "COMPUTE-SANITIZER" not in l
-                 and "ERROR SUMMARY: 0" not in l and l.strip("= ").strip()]
+        lines = sanitizer_findings(run["output"])
         if run["reason"].startswith("timed out"):
             findings.append(f"{tool}: did not finish within {wrapped['wall_s']} s")
-        elif lines and any("ERROR SUMMARY" in l or "rror" in l or "azard" in l for l in lines):
+        elif lines:
             findings.append(f"{tool}: " + " / ".join(lines[:3]))
     return findings
 

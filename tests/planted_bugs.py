@@ -20,9 +20,7 @@ usage: tests/planted_bugs.py check [LAB...]
 import argparse
 import concurrent.futures
 import csv
-import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -31,6 +29,7 @@ import tomllib
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 
+import grader  # noqa: E402
 import judge  # noqa: E402
 import labs  # noqa: E402
 import trees  # noqa: E402
@@ -138,9 +137,7 @@ def run_sanitizer(binary, bug, work):
                                   text=True, errors="replace", timeout=600)
         except subprocess.TimeoutExpired:
             return False, f"{bug['caught_by']} on {test} took more than 600 s"
-        findings += [l.strip("= ").strip() for l in proc.stdout.splitlines()
-                     if l.startswith("=========") and re.search(r"Race reported|hazard|Invalid|"
-                                                                r"Uninitialized|Barrier|rror:", l)]
+        findings += grader.sanitizer_findings(proc.stdout)
         if findings:
             break
     wanted = [l for l in findings if bug["message"] in l]
