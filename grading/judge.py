@@ -185,7 +185,7 @@ def run_judge(judge_binary, suite, test, limits, seed, recording, work):
         # The judge is trusted code, but it runs on the submission's results:
         # results that send it astray fail the test, they do not stop grading.
         cases = [{"status": "FAILED", "messages": [
-            f"the judge could not finish judging your results ("
+            "the judge could not finish judging your results ("
             + ("it ran out of time" if run["status"] is None else f"exit {run['status']}")
             + "): " + run["output"][-600:]]}]
     return cases, run, read_cases(os.path.join(out, "cases.csv")), \

@@ -9,7 +9,6 @@ usage: check_sides.py LAB STUDENT_TEST_BINARY REFERENCE_TEST_BINARY
 Exit status 0 when both hold, 1 when not, 77 (meson's "skipped") when every
 test was skipped because there is no usable GPU.
 """
-import json
 import os
 import subprocess
 import sys

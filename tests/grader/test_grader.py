@@ -204,7 +204,6 @@ def main():
     subs = os.path.join(base, "subs")
     os.makedirs(subs)
     expected = make_submissions(subs, gpu)
-    grades = os.path.join(out, "grades.csv")
     logs = os.path.join(out, "logs")
     # Several at a time on one GPU to fit the time, except the one that takes
     # all GPU memory: it would starve its neighbours, so it goes alone.
