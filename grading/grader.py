@@ -8,6 +8,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import sys
 import time
 import tomllib
@@ -270,6 +271,9 @@ def grade_submission(args):
 
 
 def grade(args):
+    # Stopped by a batch, Slurm or Ctrl-C: leave through the normal exits, so
+    # that the workspace is removed and every report is still written.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit("stopped by SIGTERM"))
     # Whatever goes wrong, every report asked for is written and says so.
     try:
         report = grade_submission(args)

@@ -212,8 +212,8 @@ class Workspace:
         link = link.replace(f"-o {name}-student ", f"-o {binary} ", 1).replace(output, obj, 1)
         if os.path.exists(binary):
             os.remove(binary)
-        run = sandbox.run(["sh", "-c", link], cwd=self.build,
-                          env=dict(os.environ), wall_s=LINK_WALL_S, output_bytes=200000)
+        run = sandbox.run(["sh", "-c", link], cwd=self.build, env=dict(os.environ),
+                          wall_s=LINK_WALL_S, memory_bytes=COMPILE_MEMORY, output_bytes=200000)
         if run["status"] != 0 or not os.path.isfile(binary):
             return False, run["output"] or "the link was stopped", None
         return True, run["output"], binary
