@@ -487,7 +487,13 @@ int main(int argc, char *argv[])
     if (criterion_handle_args(argc, argv, true))
         status = criterion_run_all_tests(tests) ? 0 : 1;
     criterion_finalize(tests);
-    if (status == 0 && everything_skipped)
+    if (status == 0 && everything_skipped) {
+        /* Criterion does not print why without --verbose: say it once, so
+         * that meson's log and the summary of tests/run show the reason. */
+        char reason[256];
+        if (!wb_gpu_usable(reason, sizeof reason))
+            fprintf(stderr, "skipped: %s\n", reason);
         status = 77;
+    }
     return status;
 }

@@ -49,7 +49,9 @@ def main():
     lab, student, reference = sys.argv[1:]
     ref, ref_log = run_criterion(reference)
     if ref["skipped"] and not (ref["passed"] or ref["failed"] or ref["errored"]):
-        print(f"{lab}: every GPU test was skipped (no usable GPU)")
+        said = [m for suite in ref.get("test_suites", []) for t in suite.get("tests", [])
+                for m in t.get("messages", []) if m.strip()]
+        print(f"skipped: {lab}: " + (said[0].strip() if said else "every GPU test was skipped (no usable GPU)"))
         return SKIPPED
     ok = True
     bad = failing_tests(ref)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Prints "N passed, N failed[, N skipped]" from a meson testlog.json.
+"""Prints "N passed, N failed[, N skipped]" from a meson testlog.json, after
+the reasons the skipped tests gave (their "skipped: ..." lines).
 
 usage: summarize.py BUILD/meson-logs/testlog.json
 Exit status 1 when any test failed or timed out.
@@ -11,17 +12,25 @@ if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
     print(__doc__.strip())
     sys.exit(0 if len(sys.argv) == 2 else 2)
 counts = {"passed": 0, "failed": 0, "skipped": 0}
+reasons = {}   # reason -> how many tests gave it
 with open(sys.argv[1]) as log:
     for line in log:
         if not line.strip():
             continue
-        result = json.loads(line)["result"]
+        entry = json.loads(line)
+        result = entry["result"]
         if result in ("OK", "EXPECTEDFAIL"):
             counts["passed"] += 1
         elif result == "SKIP":
             counts["skipped"] += 1
+            output = (entry.get("stdout") or "") + (entry.get("stderr") or "")
+            said = [l.strip() for l in output.splitlines() if l.strip().lower().startswith("skipped")]
+            reason = said[-1] if said else "skipped (no reason printed)"
+            reasons[reason] = reasons.get(reason, 0) + 1
         else:
             counts["failed"] += 1
+for reason, count in sorted(reasons.items()):
+    print(f"{count} test(s) {reason[0].lower()}{reason[1:]}")
 summary = f"{counts['passed']} passed, {counts['failed']} failed"
 if counts["skipped"]:
     summary += f", {counts['skipped']} skipped"

@@ -196,7 +196,7 @@ def main():
     args = parser.parse_args()
     gpu = args.side == "gpu"
     if gpu and batch.gpus_listed() == 0:
-        print("no GPU here: skipped")
+        print("skipped: no GPU here (nvidia-smi lists none): the grader's GPU half was not run")
         return 77
     base = tempfile.mkdtemp(prefix="wbgrader-test-")
     out = args.out or os.path.join(base, "out")
