@@ -188,12 +188,29 @@ def progress_bar(done, total, width=30):
     return "[" + "#" * filled + "-" * (width - filled) + f"] {done}/{total} stages"
 
 
+def run_before_status(chosen):
+    """status --run: builds and tests the chosen labs (all when None);
+    returns the labs that do not compile, after printing why. Their old test
+    results are removed, so that status cannot show a result of code that is
+    no longer there."""
+    broken = []
+    for _, name in labs.all_labs():
+        if chosen is not None and name not in chosen:
+            continue
+        built, _, output = run_lab_tests(name)
+        if not built:
+            broken.append(name)
+            shutil.rmtree(os.path.join(RESULTS, f"{name}-student"), ignore_errors=True)
+            print(Style.red(f"{name} does not compile:"))
+            print("\n".join("  " + l for l in labs.compiler_messages(output, 8).splitlines()))
+    return broken
+
+
 def status(args):
+    broken = []
     if args.run:
         chosen = [lab_or_exit(n)[1] for n in args.lab] if args.lab else None
-        for _, name in labs.all_labs():
-            if chosen is None or name in chosen:
-                run_lab_tests(name)
+        broken = run_before_status(chosen)
     rows, next_step, done, total = [], None, 0, 0
     for folder, name in labs.all_labs():
         for stage, title, state, detail in stage_states(folder, name, args.within):
@@ -218,7 +235,9 @@ def status(args):
               f"while you edit, `grading/workbook hint {name} {stage}` when stuck.")
     elif total and done == total:
         print(Style.green("Every stage passes. Well done."))
-    return 0
+    if broken:
+        print(Style.red("Does not compile: " + ", ".join(broken) + " (the messages are above)."))
+    return 1 if broken else 0
 
 
 # -------------------------------------------------------------- run / watch

@@ -2,8 +2,9 @@
 """cuda-workbook: build, test and grade the labs.
 
 Run `grading/workbook COMMAND --help` for a command's options. With no
-command, `grade` runs with the options given (in the student copy, which
-has no grader: `status --run`, e.g. `grading/workbook --lab vector-add`).
+command, `status --run` runs with the options given: build your labs in
+build/ (only what changed), run their tests and show your progress, e.g.
+`grading/workbook --lab vector-add`. Grading is `grading/workbook grade`.
 """
 import argparse
 import importlib
@@ -39,19 +40,19 @@ def main():
     parser = argparse.ArgumentParser(prog="grading/workbook", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    have_grader = False
     for module, commands in INSTRUCTOR.items():
         loaded = optional(module)
         if loaded:
             loaded.add_commands(sub)
-            have_grader |= module == "grader"
             continue
         for command in commands:
             stub = sub.add_parser(command, help="(instructors only: not in this copy)",
                                   description="An instructor command: not in this student copy.")
             stub.set_defaults(func=not_in_this_copy)
     student.add_commands(sub)
-    default = ["grade"] if have_grader else ["status", "--run"]
+    # A student's loop first, here as in the student copy: build what changed
+    # in build/, run the tests, show the progress. Grading is `grade`.
+    default = ["status", "--run"]
     argv = sys.argv[1:]
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
         argv = default + argv   # `grading/workbook --lab vector-add`
