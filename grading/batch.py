@@ -129,7 +129,8 @@ def batch(args):
         t.join()
     sys.stderr.write("\n")
     write_csv(rows, args.csv)
-    print(f"{len(rows)} submissions graded on {gpus} GPU(s): {args.csv} (logs in {rows_dir})")
+    where = f"on {gpus} GPU(s)" if gpus_listed() else "without a GPU (build status only)"
+    print(f"{len(rows)} submissions graded {where}: {args.csv} (logs in {rows_dir})")
     return 0
 
 

@@ -161,7 +161,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes)
 
     build, message, binary = build_student(ws, folder, name, source)
     if build != "ok":
-        result.update(build=build, message=message)
+        result.update(build=build, message=message, gpu_ran=False)   # no test ran at all
         for t in result["tests"]:
             t["output"] = "not run: the lab " + message if build == "failed" else "not run: " + message
         return result
