@@ -5,7 +5,6 @@ recorded in a sandbox and judged by the reference's binary (judge.py);
 scored with the rubric; reports written (reports.py). grading/README.md
 documents the design and its threat model."""
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -23,7 +22,6 @@ import submission
 import trees
 
 DEFAULT_RUBRIC = os.path.join(labs.ROOT, "grading", "rubric.toml")
-SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 
 
 class GraderError(Exception):
@@ -103,32 +101,19 @@ def build_student(ws, folder, name, source):
     return "ok", "", binary
 
 
-# What compute-sanitizer prints for a finding: errors, racecheck's
-# "Warning: Race reported between ..." and hazards, barrier errors.
-SANITIZER_FINDING = re.compile(r"Race reported|hazard|Invalid|Uninitialized|Barrier|rror:")
-
-
-def sanitizer_findings(output):
-    """compute-sanitizer's finding lines in a process's output."""
-    return [l.strip("= ").strip() for l in output.splitlines()
-            if l.startswith("=========") and SANITIZER_FINDING.search(l)
-            and "ERROR SUMMARY: 0" not in l]
-
-
 def sanitize(binary, reference_bin, t, lim, seed, data_dirs):
     """compute-sanitizer's findings on one passing test, tool by tool, with
     the student's binary in its sandbox (record mode, judged as usual)."""
     if not shutil.which("compute-sanitizer"):
         return ["compute-sanitizer not installed: not checked"]
     findings = []
-    for tool in SANITIZER_TOOLS:
+    for tool in labs.SANITIZER_TOOLS:
         wrapped = dict(lim, wall_s=lim["wall_s"] * 10, cpu_s=lim["cpu_s"] * 10,
-                       wrapper=["compute-sanitizer", "--tool", tool, "--error-exitcode", "99",
-                                "--target-processes", "all"]
+                       wrapper=labs.sanitizer_command(tool)
                        + (["--racecheck-report", "hazard"] if tool == "racecheck" else []))
         run = judge.run_test(binary, reference_bin, t["suite"], t["test"], wrapped, seed,
                              data_dirs)
-        lines = sanitizer_findings(run["output"])
+        lines = labs.sanitizer_findings(run["output"])
         if run["reason"].startswith("timed out"):
             findings.append(f"{tool}: did not finish within {wrapped['wall_s']} s")
         elif lines:
@@ -297,7 +282,7 @@ def add_grade_options(g):
     g.add_argument("--json", metavar="FILE", help="write the full report as JSON")
     g.add_argument("--csv", metavar="FILE", help="append one CSV row per submission")
     g.add_argument("--sanitize", action="store_true",
-                   help="also run passing tests under compute-sanitizer (memcheck, racecheck, synccheck)")
+                   help="also run passing tests under compute-sanitizer (memcheck, racecheck, synccheck, initcheck)")
     g.add_argument("--keep", action="store_true", help="keep the temporary build directory")
     g.add_argument("--seed", help="the inputs' seed (default: a fresh random one, printed in the "
                    "report so that a failure replays with WB_SEED=...)")

@@ -2,6 +2,7 @@
 to build one target and how to run a Criterion test binary."""
 import json
 import os
+import re
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -42,6 +43,28 @@ def compiler_messages(output, limit=15):
                                             "multiple definition", "note:"))
             and not l.startswith(("FAILED", "ninja"))]
     return "\n".join(keep[:limit]) or output[-1500:]
+
+
+# compute-sanitizer, as the student command, the grader and the planted-bug
+# runner all use it: its four tools, how it is started, what a finding is.
+SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+# What it prints for a finding: errors, racecheck's "Warning: Race reported
+# between ..." and hazards, barrier errors.
+SANITIZER_FINDING = re.compile(r"Race reported|hazard|Invalid|Uninitialized|Barrier|rror:")
+
+
+def sanitizer_command(tool):
+    """The argv prefix that runs a program under one compute-sanitizer tool;
+    its exit status is 99 when the tool found something."""
+    return ["compute-sanitizer", "--tool", tool, "--error-exitcode", "99",
+            "--target-processes", "all"]
+
+
+def sanitizer_findings(output):
+    """compute-sanitizer's finding lines in a process's output."""
+    return [l.strip("= ").strip() for l in output.splitlines()
+            if l.startswith("=========") and SANITIZER_FINDING.search(l)
+            and "ERROR SUMMARY: 0" not in l]
 
 
 def run_criterion(binary, results_dir, extra_args=(), timeout=None):

@@ -405,9 +405,6 @@ def run(args):
     return status_code
 
 
-SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
-
-
 def sanitize(args):
     """The lab's tests under compute-sanitizer, one tool after another: the
     mistakes the tests cannot see on every GPU (a missing barrier, a race in
@@ -425,9 +422,8 @@ def sanitize(args):
         return 1
     binary = os.path.join(labs.BUILD, f"{name}-student")
     found = 0
-    for tool in args.tool or SANITIZER_TOOLS:
-        argv = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "99",
-                "--target-processes", "all", binary, "--jobs=1", f"--filter=*/{args.test}"]
+    for tool in args.tool or labs.SANITIZER_TOOLS:
+        argv = labs.sanitizer_command(tool) + [binary, "--jobs=1", f"--filter=*/{args.test}"]
         print(Style.bold(f"== {tool}: " + " ".join(argv[-3:])), flush=True)
         proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               errors="replace")
@@ -463,7 +459,7 @@ def add_commands(sub):
     z = sub.add_parser("sanitize", help="the lab's tests under compute-sanitizer (memcheck, racecheck, "
                        "synccheck, initcheck)")
     z.add_argument("lab")
-    z.add_argument("--tool", action="append", choices=SANITIZER_TOOLS,
+    z.add_argument("--tool", action="append", choices=labs.SANITIZER_TOOLS,
                    help="only this tool (repeatable; default: all four)")
     z.add_argument("--test", default="stage*",
                    help="Criterion's test name or glob (default stage*: the stage tests)")

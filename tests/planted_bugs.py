@@ -29,7 +29,6 @@ import tomllib
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 
-import grader  # noqa: E402
 import judge  # noqa: E402
 import labs  # noqa: E402
 import trees  # noqa: E402
@@ -130,14 +129,13 @@ def run_sanitizer(binary, bug, work):
     it names none): caught when the tool reports an error or a hazard."""
     findings = []
     for test in bug.get("test", "stage*").split("|"):
-        argv = ["compute-sanitizer", "--tool", bug["caught_by"], "--error-exitcode", "99",
-                "--target-processes", "all", binary, "--jobs=1", f"--filter=*/{test}"]
+        argv = labs.sanitizer_command(bug["caught_by"]) + [binary, "--jobs=1", f"--filter=*/{test}"]
         try:
             proc = subprocess.run(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   text=True, errors="replace", timeout=600)
         except subprocess.TimeoutExpired:
             return False, f"{bug['caught_by']} on {test} took more than 600 s"
-        findings += grader.sanitizer_findings(proc.stdout)
+        findings += labs.sanitizer_findings(proc.stdout)
         if findings:
             break
     wanted = [l for l in findings if bug["message"] in l]
