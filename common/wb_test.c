@@ -76,6 +76,13 @@ static struct {
 
 static char case_name[512];
 
+/* The judge's own output folder (WB_JUDGE_OUT). */
+static const char *judge_out(void)
+{
+    const char *out = getenv("WB_JUDGE_OUT");
+    return out ? out : ".";
+}
+
 static void write_all(int fd, const void *data, size_t bytes)
 {
     const char *p = data;
@@ -121,8 +128,7 @@ static int open_case_file(const char *dir, char *path, size_t path_len)
 static void load_replay(void)
 {
     char marker[4096], path[4096];
-    const char *out = getenv("WB_JUDGE_OUT");
-    int fd = open_case_file(out ? out : ".", marker, sizeof marker);
+    int fd = open_case_file(judge_out(), marker, sizeof marker);
     cr_assert(fd >= 0, "judge: cannot create %s: %s", marker, strerror(errno));
     close(fd);
     /* The marker's suffix is this case's number k; the submission's k-th
@@ -287,10 +293,10 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
         double floor_ms = 0.0;
         if (bytes > 0)
             floor_ms = bytes / (wb_copy_bandwidth_gbps() * 1e6);
-        if (flops > 0 && flops / (wb_fp32_peak_gflops() * 1e6) > floor_ms)
-            floor_ms = flops / (wb_fp32_peak_gflops() * 1e6);
+        if (flops > 0)
+            floor_ms = fmax(floor_ms, flops / (wb_fp32_peak_gflops() * 1e6));
         char path[4096];
-        snprintf(path, sizeof path, "%s/timings.csv", getenv("WB_JUDGE_OUT") ? getenv("WB_JUDGE_OUT") : ".");
+        snprintf(path, sizeof path, "%s/timings.csv", judge_out());
         FILE *f = fopen(path, "a");
         cr_assert(f, "judge: cannot write %s", path);
         /* The submission's numbers are printed with %.17g: NaN and Inf
@@ -460,7 +466,7 @@ void wb_test_end(void)
             if (*c == '\n' || *c == '\r')
                 *c = ' ';
         char path[4096];
-        snprintf(path, sizeof path, "%s/cases.csv", getenv("WB_JUDGE_OUT") ? getenv("WB_JUDGE_OUT") : ".");
+        snprintf(path, sizeof path, "%s/cases.csv", judge_out());
         FILE *f = fopen(path, "a");
         if (f) {
             fprintf(f, "%s,%d,%d,%llu,%s\n", case_name, replay.observations, finished,

@@ -155,7 +155,7 @@ def run_student(binary, suite, test, limits, seed, work, data_dirs=()):
     scratch = os.path.join(work, "student")
     record = os.path.join(scratch, "record")
     os.makedirs(record)
-    view = sandbox.view_args(ro=[binary] + sandbox.library_dirs(binary) + list(data_dirs),
+    view = sandbox.view_args(ro=[binary, *sandbox.library_dirs(binary), *data_dirs],
                              rw=[scratch], gpu=True, chdir=scratch)
     argv = list(limits.get("wrapper", [])) + [binary, f"--filter={suite}/{test}", "--jobs=1",
                                                "--verbose", f"--json={scratch}/report.json"]

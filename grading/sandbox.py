@@ -15,6 +15,7 @@ device nodes when asked, the paths a caller binds, a private /tmp. Nothing
 else of the machine is there: not the checkout, not $HOME, not the grader's
 work folders, not other submissions.
 """
+import functools
 import glob
 import os
 import resource
@@ -95,8 +96,10 @@ def tool_dirs():
     return sorted({d for d in dirs if _outside_usr(d)})
 
 
+@functools.lru_cache(maxsize=None)
 def library_dirs(binary):
-    """Folders outside /usr holding the shared libraries binary loads."""
+    """Folders outside /usr holding the shared libraries binary loads (asked
+    of ldd once per binary: every test of a lab runs the same one)."""
     proc = subprocess.run(["ldd", binary], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                           text=True)
     dirs = set()
@@ -106,7 +109,7 @@ def library_dirs(binary):
             if path and _outside_usr(path):
                 dirs.add(os.path.dirname(os.path.realpath(path)))
                 dirs.add(os.path.dirname(path))
-    return sorted(dirs)
+    return tuple(sorted(dirs))
 
 
 def gpu_device_args():
