@@ -198,7 +198,9 @@ def run(args):
 
         rows, failed = [], 0
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            for job, caught, shown, judged in pool.map(one, jobs):
+            # printed as they finish, so that a run cut short still shows its results
+            done = concurrent.futures.as_completed([pool.submit(one, job) for job in jobs])
+            for job, caught, shown, judged in (f.result() for f in done):
                 folder, _, bug, _ = job
                 ok = caught and (judged is None or judged[0])
                 failed += not ok
