@@ -6,8 +6,8 @@ usage: tests/planted_bugs.py check [LAB...]
            (CPU) every entry still applies to the reference: its `find`
            occurs (exactly once, or `occurrence` exists); names are unique;
            each lab has its minimum (8; lab 00: 4)
-       tests/planted_bugs.py run [--labs 00-vector-add,...] [--jobs N]
-                                 [--judge] [--csv FILE]
+       tests/planted_bugs.py run [--labs 00-vector-add,...] [--bugs NAME,...]
+                                 [--jobs N] [--judge] [--csv FILE]
            (GPU) builds each mutant the way the grader builds a submission
            (grading/trees.py), runs the lab's stage tests, or the named
            compute-sanitizer tool, and checks that it fails with `message`;
@@ -177,7 +177,8 @@ def run(args):
                 print(f"{folder}: the trusted build fails:\n{output[-2000:]}")
                 return 1
             reference = open(os.path.join(ROOT, "solutions", folder, "kernels.cu")).read()
-            jobs += [(folder, name, bug, mutate(reference, bug)) for bug in load(folder)]
+            jobs += [(folder, name, bug, mutate(reference, bug)) for bug in load(folder)
+                     if not args.bugs or bug["name"] in args.bugs.split(",")]
 
         def one(job):
             folder, name, bug, source = job
@@ -234,6 +235,7 @@ def main():
     r = sub.add_parser("run", help="(GPU) every planted bug is caught")
     r.add_argument("--labs", help="comma-separated lab folders (default: all)")
     r.add_argument("--jobs", type=int, default=4, help="mutants run at once (default 4)")
+    r.add_argument("--bugs", help="comma-separated bug names: only these (default: all)")
     r.add_argument("--judge", action="store_true", help="also check that the judge fails each mutant")
     r.add_argument("--csv", help="write the table here")
     args = parser.parse_args()
