@@ -48,6 +48,18 @@ void wb_case_begin(void);
 #define WB_GPU_SUITE(suite_name, ...) \
     TestSuite(suite_name, .init = wb_test_begin, .fini = wb_test_end, __VA_ARGS__)
 
+/* The same, for tests that need an environment variable that CUDA reads
+ * once, when the process first calls it (CUDA_DEVICE_MAX_CONNECTIONS):
+ * it is set before the suite's GPU check, which is that first call. A
+ * test's own .init runs after the suite's, too late for such variables. */
+#define WB_GPU_SUITE_WITH_ENV(suite_name, variable, value, ...)       \
+    static void suite_name##_begin(void)                              \
+    {                                                                 \
+        setenv(variable, value, 1);                                   \
+        wb_test_begin();                                              \
+    }                                                                 \
+    TestSuite(suite_name, .init = suite_name##_begin, .fini = wb_test_end, __VA_ARGS__)
+
 /* ---------------------------------------------------------- observations */
 
 /* bytes of host memory at host hold what the code under test produced. */

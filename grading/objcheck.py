@@ -31,7 +31,7 @@ BASE_IMPORTS = [
     # The C++ runtime: statics, exceptions, new/delete, iostream, std::string.
     r"__cxa_(atexit|guard_acquire|guard_release|guard_abort|begin_catch|end_catch|rethrow|allocate_exception|free_exception|throw|pure_virtual|call_unexpected)",
     r"__dso_handle", r"__gxx_personality_v0", r"_Unwind_Resume", r"_Zn[wa]m.*", r"_Zd[la]Pv.*",
-    r"_ZSt(4cout|4cerr|4endl.*|lsI.*|16__ostream_insert.*|9terminatev|\d+__throw_.*)", r"_ZNKSt5ctype.*",
+    r"_ZSt(4cout|4cerr|4endl.*|lsI.*|16__ostream_insert.*|9terminatev|\d+__throw_.*|21ios_base_library_initv)", r"_ZNKSt5ctype.*",
     r"_GLOBAL_OFFSET_TABLE_",
     r"_ZNSo.*", r"_ZNSt8ios_base4Init.*", r"_ZNSt7__cxx1112basic_string.*", r"_ZNKSt7__cxx1112basic_string.*",
     r"_ZNSt7__cxx1118basic_stringstream.*", r"_ZNSt7__cxx1119basic_ostringstream.*",

@@ -256,9 +256,9 @@ static void check_one(int version, int n, bool pinned, int repeat, int streams, 
 /* ------------------------------------------------- holding a stream back */
 
 /* Each stream its own hardware queue (the default number of queues, 8, set
- * in case the environment says otherwise; read when the CUDA context is
- * made): two streams that shared one would wait for each other's head. */
-static void default_hardware_queues(void) { setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8", 1); }
+ * in case the environment says otherwise; CUDA reads it at its first call):
+ * two streams that shared one would wait for each other's head. */
+WB_GPU_SUITE_WITH_ENV(streams_own_queues, "CUDA_DEVICE_MAX_CONNECTIONS", "8", .timeout = 60);
 
 /* How long a held stream waits for the others before giving up. */
 #define HOLD_DEADLINE_S 2.0
@@ -459,7 +459,7 @@ Test(streams, stage2_sizes, .description = "version 2 on odd sizes, exact, and w
     check_one(2, 100003, true, 37, 1, 1);
 }
 
-Test(streams, stage2_own_stream, .init = default_hardware_queues,
+Test(streams_own_queues, stage2_own_stream,
      .description = "version 2 uses only dev->stream[0]: another busy stream does not stop it")
 {
     const int n = (1 << 20) + 3;
@@ -508,7 +508,7 @@ Test(streams, stage3_combinations, .description = "version 3 for many (streams, 
 
 Test(streams, stage3_large_and_repeat) { check_large_and_repeat(3); }
 
-Test(streams, stage3_streams_independent, .init = default_hardware_queues,
+Test(streams_own_queues, stage3_streams_independent,
      .description = "version 3 finishes the other streams' segments while one is held back")
 {
     check_streams_independent(3);
@@ -521,7 +521,7 @@ Test(streams, stage4_combinations, .description = "version 4 for many (streams, 
 
 Test(streams, stage4_large_and_repeat) { check_large_and_repeat(4); }
 
-Test(streams, stage4_streams_independent, .init = default_hardware_queues,
+Test(streams_own_queues, stage4_streams_independent,
      .description = "version 4 finishes the other streams' segments while one is held back")
 {
     check_streams_independent(4);
@@ -612,13 +612,13 @@ Test(streams, stage5_events,
                   ms[0][MARK_COPY_IN_DONE], wb_seed());
 }
 
-/* Before the CUDA context exists: one hardware queue for all streams, as on
- * the GPUs the lecture was written for. Work then starts in the order it was
- * issued, and an operation that must wait for its own stream holds up
- * everything issued after it. */
-static void one_hardware_queue(void) { setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 1); }
+/* One hardware queue for all streams, as on the GPUs the lecture was
+ * written for. Work then starts in the order it was issued, and an
+ * operation that must wait for its own stream holds up everything issued
+ * after it. */
+WB_GPU_SUITE_WITH_ENV(streams_one_queue, "CUDA_DEVICE_MAX_CONNECTIONS", "1", .timeout = 60);
 
-Test(streams, stage5_overlap, .init = one_hardware_queue,
+Test(streams_one_queue, stage5_overlap,
      .description = "with one hardware queue, the copy in of segment k + 1 overlaps kernel k")
 {
     /* repeat 16384: a segment's kernel runs several times longer than its

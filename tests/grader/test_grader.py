@@ -193,6 +193,7 @@ def main():
     parser.add_argument("side", choices=["cpu", "gpu"])
     parser.add_argument("--out", help="keep the CSV, reports and logs here")
     parser.add_argument("--per-gpu", type=int, default=4, help="submissions at a time (default 4)")
+    parser.add_argument("--cases", help="comma-separated submission names: only these (to replay a few)")
     args = parser.parse_args()
     gpu = args.side == "gpu"
     if gpu and batch.gpus_listed() == 0:
@@ -204,6 +205,15 @@ def main():
     subs = os.path.join(base, "subs")
     os.makedirs(subs)
     expected = make_submissions(subs, gpu)
+    if args.cases:
+        wanted = args.cases.split(",")
+        unknown = sorted(set(wanted) - set(expected))
+        if unknown:
+            parser.error("no such case: " + ", ".join(unknown))
+        for name in set(expected) - set(wanted):
+            path = os.path.join(subs, name)
+            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+            del expected[name]
     logs = os.path.join(out, "logs")
     # Several at a time on one GPU to fit the time, except the one that takes
     # all GPU memory: it would starve its neighbours, so it goes alone.
