@@ -188,6 +188,23 @@ def prerequisite_problems():
     return problems
 
 
+def report_problems(compile_error, out):
+    """One grade with every report: results.json validates and shows the
+    compiler's messages, JUnit parses and records the failure."""
+    problems = []
+    gs, ju = os.path.join(out, "results.json"), os.path.join(out, "junit.xml")
+    subprocess.run(WORKBOOK + ["grade", "--lab", LAB, "--rubric", RUBRIC, "--submission",
+                               compile_error, "--gradescope", gs, "--junit", ju],
+                   stdout=subprocess.DEVNULL)
+    doc = json.load(open(gs))
+    problems += [f"results.json: {p}" for p in reports.validate_gradescope(doc)]
+    if not any("error" in t["output"] for t in doc["tests"]):
+        problems.append("results.json: the compiler's messages are missing")
+    if ET.parse(ju).getroot().get("failures") in (None, "0"):
+        problems.append("junit.xml: no failures recorded for a lab that does not compile")
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("side", choices=["cpu", "gpu"])
@@ -209,7 +226,7 @@ def main():
         wanted = args.cases.split(",")
         unknown = sorted(set(wanted) - set(expected))
         if unknown:
-            parser.error("no such case: " + ", ".join(unknown))
+            parser.error("no such case on this side (cpu runs only the cases decided without a GPU): " + ", ".join(unknown))
         for name in set(expected) - set(wanted):
             path = os.path.join(subs, name)
             shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
@@ -272,18 +289,8 @@ def main():
     for row in table:
         print("  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4])
 
-    # One grade with every report: results.json validates, JUnit parses.
-    gs, ju = os.path.join(out, "results.json"), os.path.join(out, "junit.xml")
-    subprocess.run(WORKBOOK + ["grade", "--lab", LAB, "--rubric", RUBRIC, "--submission",
-                               os.path.join(subs, "compile-error"), "--gradescope", gs, "--junit", ju],
-                   stdout=subprocess.DEVNULL)
-    problems = reports.validate_gradescope(json.load(open(gs)))
-    failures += [f"results.json: {p}" for p in problems]
-    doc = json.load(open(gs))
-    if not any("error" in t["output"] for t in doc["tests"]):
-        failures.append("results.json: the compiler's messages are missing")
-    if ET.parse(ju).getroot().get("failures") in (None, "0"):
-        failures.append("junit.xml: no failures recorded for a lab that does not compile")
+    if "compile-error" in expected:
+        failures += report_problems(os.path.join(subs, "compile-error"), out)
     if not args.out:
         shutil.rmtree(base, ignore_errors=True)
     if failures:
