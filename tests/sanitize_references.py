@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Every lab's reference under each compute-sanitizer tool: no findings.
+
+usage: tests/sanitize_references.py --build DIR [--labs 00-vector-add,...]
+                                    [--tools memcheck,...] [--jobs N]
+
+Runs each lab's reference test binary (DIR/<lab>-reference, as Meson builds
+it) under memcheck, racecheck (hazards only), synccheck and initcheck, on its
+stage tests (the timing tests only repeat what the stage tests run), several
+runs at once. Prints one line per lab and tool with the findings and the
+time, and exits 1 when a tool reports anything or a run does not finish, 77
+without a GPU. The times say what `grading/workbook grade --sanitize` costs.
+"""
+import argparse
+import concurrent.futures
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "grading"))
+
+import labs  # noqa: E402
+
+LIMIT_S = 900
+
+
+def sanitize(binary, tool):
+    """(findings, seconds, problem or "") of one tool on one binary."""
+    argv = labs.sanitizer_command(tool) + (["--racecheck-report", "hazard"] if tool == "racecheck" else [])
+    argv += [binary, "--jobs=1", "--filter=*/stage*"]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace", timeout=LIMIT_S)
+    except subprocess.TimeoutExpired:
+        return [], time.monotonic() - start, f"did not finish within {LIMIT_S} s"
+    seconds = time.monotonic() - start
+    findings = labs.sanitizer_findings(proc.stdout)
+    failing = [l for l in proc.stdout.splitlines() if "[FAIL]" in l]
+    problem = ""
+    if failing:
+        problem = f"{len(failing)} test(s) failed under the tool: {failing[0].strip()[:200]}"
+    elif proc.returncode not in (0, 99):
+        problem = f"exit status {proc.returncode}: {proc.stdout[-300:]}"
+    return findings, seconds, problem
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], epilog=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", required=True, help="a Meson build folder with the references built")
+    parser.add_argument("--labs", help="comma-separated lab folders (default: all)")
+    parser.add_argument("--tools", default=",".join(labs.SANITIZER_TOOLS),
+                        help="comma-separated tools (default: all four)")
+    parser.add_argument("--jobs", type=int, default=8, help="runs at once (default 8)")
+    args = parser.parse_args()
+    if subprocess.run(["sh", "-c", "nvidia-smi -L"], stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        print("skipped: no GPU (nvidia-smi -L)")
+        return 77
+    folders = args.labs.split(",") if args.labs else None
+    runs = [(name, tool) for folder, name in labs.all_labs() if not folders or folder in folders
+            for tool in args.tools.split(",")]
+    missing = sorted({n for n, _ in runs if not os.path.exists(os.path.join(args.build, f"{n}-reference"))})
+    if missing:
+        print(f"not built in {args.build}: " + ", ".join(f"{n}-reference" for n in missing))
+        return 1
+    bad = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(sanitize, os.path.join(args.build, f"{n}-reference"), t): (n, t)
+                   for n, t in runs}
+        for future in concurrent.futures.as_completed(futures):
+            name, tool = futures[future]
+            findings, seconds, problem = future.result()
+            bad += bool(findings or problem)
+            verdict = "clean" if not (findings or problem) else "FINDINGS" if findings else "PROBLEM"
+            print(f"{verdict:8} {name:12} {tool:9} {seconds:6.0f} s  "
+                  + (problem or "; ".join(findings[:3]))[:400], flush=True)
+    print(f"{len(runs) - bad} of {len(runs)} runs clean")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
