@@ -2,8 +2,6 @@
 one submission, graded by its own `workbook grade` process; one submission
 per GPU at a time (CUDA_VISIBLE_DEVICES), a progress bar, a final CSV.
 With --slurm the same gradings run as a Slurm job array (slurm.py)."""
-import csv
-import json
 import os
 import queue
 import subprocess
@@ -11,9 +9,9 @@ import sys
 import tempfile
 import threading
 
-import reports
+import gradejob
+import slurm
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def gpus_listed():
@@ -40,55 +38,6 @@ def submissions_in(folder):
     return [os.path.join(folder, n) for n in names]
 
 
-def report_file(path, rows_dir):
-    """Where a submission's JSON report goes (its log: the same with .log)."""
-    return os.path.join(rows_dir, os.path.basename(path) + ".json")
-
-
-def grade_one(path, device, rows_dir, extra):
-    """Grades one submission in its own `workbook grade` process; its JSON
-    report and log go to rows_dir. device: the GPU to show it, or None to
-    leave CUDA_VISIBLE_DEVICES as it is (Slurm sets it for the task)."""
-    env = dict(os.environ)
-    if device is not None:
-        env["CUDA_VISIBLE_DEVICES"] = str(device)
-    cmd = [sys.executable, os.path.join(HERE, "workbook.py"), "grade", "--submission", path,
-           "--json", report_file(path, rows_dir)] + extra
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          errors="replace")
-    with open(os.path.join(rows_dir, os.path.basename(path) + ".log"), "w") as f:
-        f.write(proc.stdout)
-    return collect(path, rows_dir, lambda: proc.stdout[-300:])
-
-
-def collect(path, rows_dir, why):
-    """The CSV row of a graded submission, from its JSON report; without a
-    report, an error row ("the grader failed on this submission: " + why())
-    so that the CSV still has every submission."""
-    try:
-        with open(report_file(path, rows_dir)) as f:
-            report = json.load(f)
-    except (OSError, ValueError):
-        report = reports.failed(why(), path)
-    report["submission"] = os.path.basename(path)
-    return reports.csv_row(report)
-
-
-def write_csv(rows, path):
-    rows.sort(key=lambda r: r["submission"])
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=reports.CSV_FIELDS)
-        w.writeheader()
-        w.writerows(rows)
-
-
-def progress(done, total):
-    width = 30
-    filled = width * done // total
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-    sys.stderr.flush()
-
-
 def grade_options(args):
     """The `workbook grade` options every submission of the batch gets."""
     extra = sum((["--lab", lab] for lab in args.lab or []), [])
@@ -98,7 +47,6 @@ def grade_options(args):
 def batch(args):
     paths = submissions_in(args.folder)
     if args.slurm:
-        import slurm
         return slurm.run(args, paths, grade_options(args))
     gpus = args.gpus or gpu_count()
     extra = grade_options(args)
@@ -115,12 +63,12 @@ def batch(args):
                 path = todo.get_nowait()
             except queue.Empty:
                 return
-            row = grade_one(path, device, rows_dir, extra)
+            row = gradejob.grade_one(path, device, rows_dir, extra)
             with lock:
                 rows.append(row)
-                progress(len(rows), len(paths))
+                gradejob.progress(len(rows), len(paths))
 
-    progress(0, len(paths))
+    gradejob.progress(0, len(paths))
     threads = [threading.Thread(target=worker, args=(d,)) for d in range(gpus)
                for _ in range(args.per_gpu)]
     for t in threads:
@@ -128,7 +76,7 @@ def batch(args):
     for t in threads:
         t.join()
     sys.stderr.write("\n")
-    write_csv(rows, args.csv)
+    gradejob.write_csv(rows, args.csv)
     where = f"on {gpus} GPU(s)" if gpus_listed() else "without a GPU (build status only)"
     print(f"{len(rows)} submissions graded {where}: {args.csv} (logs in {rows_dir})")
     return 0

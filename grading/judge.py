@@ -23,7 +23,6 @@ A test passes when the judge passes every case and the submission's process
 ended within its limits.
 """
 import csv
-import json
 import math
 import os
 import re
@@ -33,6 +32,7 @@ import stat
 import subprocess
 import tempfile
 
+import criterion
 import sandbox
 
 RECORD_BYTES = 2 << 30      # the most a case's recording may hold
@@ -78,37 +78,6 @@ def _copy_recording(source, target):
                 continue
             with open(os.path.join(target, name), "wb") as out:
                 shutil.copyfileobj(f, out)
-
-
-def load_criterion_report(path):
-    """Criterion 2.4's JSON report, which writes its assertion messages
-    without escaping quotes or backslashes: where it does not parse, each
-    line of a "messages" list is re-quoted, then it is parsed again."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        text = f.read()
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    lines, inside = [], False
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith('"messages": ['):
-            inside = not stripped.endswith("]") and not stripped.endswith("],")
-        elif inside and stripped.startswith("]"):
-            inside = False
-        elif inside and stripped.startswith('"'):
-            body = stripped[1:].rstrip(",")
-            body = body[:-1] if body.endswith('"') else body
-            line = json.dumps(body) + ("," if stripped.endswith(",") else "")
-        lines.append(line)
-    return json.loads("\n".join(lines))
-
-
-def _criterion_cases(report_path, suite, test):
-    data = load_criterion_report(report_path)
-    return [t for s in data["test_suites"] if s["name"] == suite for t in s["tests"]
-            if t["name"] == test]
 
 
 def _read_csv(path):
@@ -180,7 +149,7 @@ def run_judge(judge_binary, suite, test, limits, seed, recording, work):
                       wall_s=limits["wall_s"] * 2, cpu_s=limits["cpu_s"] * 2,
                       output_bytes=limits["output_bytes"])
     try:
-        cases = _criterion_cases(report, suite, test)
+        cases = criterion.cases(report, suite, test)
     except (OSError, ValueError, KeyError, TypeError):
         # The judge is trusted code, but it runs on the submission's results:
         # results that send it astray fail the test, they do not stop grading.

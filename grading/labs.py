@@ -1,6 +1,5 @@
 """What the workbook's tools share: where things are, which labs exist, how
 to build one target and how to run a Criterion test binary."""
-import json
 import os
 import re
 import subprocess
@@ -65,23 +64,3 @@ def sanitizer_findings(output):
     return [l.strip("= ").strip() for l in output.splitlines()
             if l.startswith("=========") and SANITIZER_FINDING.search(l)
             and "ERROR SUMMARY: 0" not in l]
-
-
-def run_criterion(binary, results_dir, extra_args=(), timeout=None):
-    """Runs a Criterion test binary one test at a time with its tables going
-    to results_dir; returns (report dict or None, combined output)."""
-    os.makedirs(results_dir, exist_ok=True)
-    report = os.path.join(results_dir, "criterion.json")
-    if os.path.exists(report):
-        os.remove(report)
-    env = dict(os.environ, WB_RESULTS_DIR=results_dir)
-    proc = subprocess.run([binary, "--jobs=1", f"--json={report}", *extra_args], env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          errors="replace", timeout=timeout)
-    with open(os.path.join(results_dir, "output.txt"), "w") as f:
-        f.write(proc.stdout)
-    try:
-        with open(report) as f:
-            return json.load(f), proc.stdout
-    except (OSError, ValueError):
-        return None, proc.stdout

@@ -16,19 +16,18 @@ import shutil
 import sys
 import tarfile
 import tempfile
-import tomllib
 
 import labs
+import rubric
 
 # What the copy holds, relative to the repository root.
 COPIED = ("meson.build", "meson_options.txt", "common", "labs", "handouts",
           "grading/workbook", "grading/workbook.py", "grading/student.py",
-          "grading/labs.py", "grading/setup.sh")
+          "grading/labs.py", "grading/criterion.py", "grading/setup.sh")
 # Files inside COPIED that are not for students: how to write a lab (it
 # describes solutions/ and the repository tests).
 LEFT_OUT = ("labs/README.md",)
 STUDENT_README = os.path.join(labs.ROOT, "grading", "student-README.md")
-DEFAULT_RUBRIC = os.path.join(labs.ROOT, "grading", "rubric.toml")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*~", ".*.swp", "build", "build-*")
 # Criterion's test macros: the macro and which argument is the test's name.
 TEST_MACROS = {"Test": 1, "ParameterizedTestParameters": 1, "ParameterizedTest": 2,
@@ -158,14 +157,11 @@ def remove_test(text, name):
 def hidden_tests(rubric_path):
     """[(lab folder, lab name, test name)] of every test the rubric hides."""
     try:
-        with open(rubric_path, "rb") as f:
-            rubric = tomllib.load(f)
-    except OSError as e:
-        raise ReleaseError(f"cannot read the rubric {rubric_path}: {e.strerror}")
-    except tomllib.TOMLDecodeError as e:
-        raise ReleaseError(f"{rubric_path} is not valid TOML: {e}")
+        _, lab_rubrics = rubric.load(rubric_path)
+    except rubric.RubricError as e:
+        raise ReleaseError(str(e))
     found = []
-    for lab, entry in rubric.get("labs", {}).items():
+    for lab, entry in lab_rubrics.items():
         names = entry.get("hidden", [])
         if not names:
             continue
@@ -375,6 +371,6 @@ def add_commands(sub):
                         "under a top folder named after FILE")
     r.add_argument("--force", action="store_true",
                    help="replace the contents of a non-empty --out folder, or an existing --tarball")
-    r.add_argument("--rubric", default=DEFAULT_RUBRIC,
+    r.add_argument("--rubric", default=rubric.DEFAULT,
                    help="the rubric whose `hidden` tests are removed (default grading/rubric.toml)")
     r.set_defaults(func=release)

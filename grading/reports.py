@@ -1,13 +1,12 @@
-"""What the grader writes: the terminal scoreboard, Gradescope's
-results.json (validated by validate_gradescope, the schema documented in
-grading/README.md), JUnit XML, and a CSV/JSON row per submission.
+"""What the grader writes: the terminal scoreboard, Gradescope's results.json
+(validate_gradescope; schema in grading/README.md), JUnit XML, CSV and JSON.
 
 Whatever the compiler, the test or the submission printed, every file
 written here parses: text loses the characters XML 1.0 forbids (they are
 written as escapes such as \\x1b), JSON has no NaN or Infinity (null in the
 full report; 0 in Gradescope's score fields, which must be numbers, with a
-note saying so), and the CSV has no 'nan'. A submission the grader could
-not grade still gets every report (failed)."""
+note saying so), the CSV has no 'nan'; a submission the grader could not
+grade still gets every report (failed)."""
 import csv
 import json
 import math
@@ -52,12 +51,11 @@ def cleaned(value, non_finite, replaced, where="report"):
 
 
 def make(results, seconds, source, ignored, isolation):
-    report = {"submission": source, "labs": results, "execution_time": round(seconds, 1),
-              "score": round(sum(r["score"] for r in results), 3),
-              "max_score": round(sum(r["max_score"] for r in results), 3),
-              "gpu_ran": all(r["gpu_ran"] for r in results if r["build"] == "ok"),
-              "ignored": ignored, "isolation": isolation, "rejected": ""}
-    return report
+    return {"submission": source, "labs": results, "execution_time": round(seconds, 1),
+            "score": round(sum(r["score"] for r in results), 3),
+            "max_score": round(sum(r["max_score"] for r in results), 3),
+            "gpu_ran": all(r["gpu_ran"] for r in results if r["build"] == "ok"),
+            "ignored": ignored, "isolation": isolation, "rejected": ""}
 
 
 def rejected(reason, source):

@@ -6,7 +6,7 @@ script with `sbatch --array=0-(N-1)`, waits until the array has left the
 queue (a progress bar counts the reports that have come back), then gathers
 one CSV row per submission, exactly as the local batch does. Array task i
 runs `python3 grading/slurm.py MANIFEST` on its node, which grades
-submission i with batch.grade_one (the same `workbook grade` process the
+submission i with gradejob.grade_one (the same `workbook grade` process the
 local batch runs); Slurm sets CUDA_VISIBLE_DEVICES for its --gres. A task
 that fails, is cancelled or runs out of time leaves no report and gets an
 error row saying so. The checkout, the submissions and the logs folder must
@@ -24,7 +24,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-import batch  # noqa: E402
+import gradejob  # noqa: E402
 
 MANIFEST = "slurm-manifest.json"
 SCRIPT = "slurm-job.sh"
@@ -38,8 +38,8 @@ def task(manifest):
     index = int(os.environ["SLURM_ARRAY_TASK_ID"])
     path = m["submissions"][index]
     print(f"task {index}: grading {path} on {os.uname().nodename}", flush=True)
-    batch.grade_one(path, None, m["rows_dir"], m["extra"])
-    return 0 if os.path.exists(batch.report_file(path, m["rows_dir"])) else 1
+    gradejob.grade_one(path, None, m["rows_dir"], m["extra"])
+    return 0 if os.path.exists(gradejob.report_file(path, m["rows_dir"])) else 1
 
 
 def sbatch_command(args, count, rows_dir):
@@ -94,7 +94,7 @@ def wait(job, paths, rows_dir, wait_limit):
         while True:
             # A log is written when a grading has ended, whatever its outcome.
             done = sum(os.path.exists(os.path.join(rows_dir, os.path.basename(p) + ".log")) for p in paths)
-            batch.progress(done, len(paths))
+            gradejob.progress(done, len(paths))
             state = in_queue(job)
             if state is False:
                 return None
@@ -183,9 +183,9 @@ def run(args, paths, extra):
                 break
             time.sleep(1)
     sys.stderr.write("\n")
-    rows = [batch.collect(p, rows_dir, lambda i=i, p=p: why_failed(job, i, p, rows_dir, stopped))
+    rows = [gradejob.collect(p, rows_dir, lambda i=i, p=p: why_failed(job, i, p, rows_dir, stopped))
             for i, p in enumerate(paths)]
-    batch.write_csv(rows, args.csv)
+    gradejob.write_csv(rows, args.csv)
     failed = sum(r["rejected"].startswith("the grader failed") for r in rows)
     print(f"{len(rows)} submissions graded on Slurm (job {job}): {args.csv} (logs in {rows_dir})"
           + (f"; {failed} without a report (error rows)" if failed else ""))

@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 
+import criterion
 import labs
 
 RESULTS = os.path.join(labs.BUILD, "results")
@@ -246,7 +247,7 @@ def run_lab_tests(name):
     ok, output = labs.build_target(f"{name}-student")
     if not ok:
         return False, None, output
-    report, output = labs.run_criterion(os.path.join(labs.BUILD, f"{name}-student"),
+    report, output = criterion.run(os.path.join(labs.BUILD, f"{name}-student"),
                                         os.path.join(RESULTS, f"{name}-student"))
     return True, report, output
 

@@ -10,12 +10,12 @@ Exit status 0 when both hold, 1 when not, 77 (meson's "skipped") when every
 test was skipped because there is no usable GPU.
 """
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "grading"))
-import grader  # noqa: E402
+import criterion  # noqa: E402
+import rubric  # noqa: E402
 
 SKIPPED = 77
 
@@ -23,16 +23,10 @@ SKIPPED = 77
 def run_criterion(binary):
     """Runs a Criterion binary one test at a time; returns its JSON report."""
     with tempfile.TemporaryDirectory() as tmp:
-        report = os.path.join(tmp, "report.json")
-        proc = subprocess.run([binary, "--jobs=1", f"--json={report}"],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              errors="replace")
-        try:
-            data = grader.judge.load_criterion_report(report)
-        except (OSError, ValueError):
-            sys.exit(f"{binary} wrote no readable report (exit {proc.returncode}):\n"
-                     f"{proc.stdout[-3000:]}")
-    return data, proc.stdout
+        data, output = criterion.run(binary, tmp)
+    if data is None:
+        sys.exit(f"{binary} wrote no readable report:\n{output[-3000:]}")
+    return data, output
 
 
 def failing_tests(data):
@@ -64,13 +58,13 @@ def main():
         print(ref_log[-6000:])   # the timing tables, kept in meson's test log
     stu, _ = run_criterion(student)
     bad = failing_tests(stu)
-    defaults, rubric = grader.load_rubric(grader.DEFAULT_RUBRIC)
-    lab_rubric = rubric.get(lab, {})
+    defaults, lab_rubrics = rubric.load()
+    lab_rubric = lab_rubrics.get(lab, {})
     failed = {line.split(":")[0].split("/", 1)[1] for line in bad}
     scoring_passes = sorted(
         t["name"] for suite in stu.get("test_suites", []) for t in suite.get("tests", [])
         if t["name"] not in failed and t["status"] == "PASSED"
-        and grader.test_points(defaults, lab_rubric, t["name"]) > 0
+        and rubric.test_points(defaults, lab_rubric, t["name"]) > 0
         and lab_rubric.get("scored_with", {}).get(t["name"]) not in failed)
     if not bad:
         print(f"{lab}: the SKELETON passes every test ({stu['passed']} passed): "

@@ -29,6 +29,7 @@ import tomllib
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 
+import criterion  # noqa: E402
 import judge  # noqa: E402
 import labs  # noqa: E402
 import trees  # noqa: E402
@@ -112,7 +113,7 @@ def run_in_process(binary, bug, work):
     except subprocess.TimeoutExpired:
         return False, "the run took more than 900 s"
     try:
-        data = judge.load_criterion_report(report)
+        data = criterion.load_report(report)
     except (OSError, ValueError):
         return False, f"no report (exit {proc.returncode}): {proc.stdout[-300:]}"
     messages = [(t["name"], m) for s in data["test_suites"] for t in s["tests"]

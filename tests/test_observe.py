@@ -12,6 +12,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "grading"))
+import criterion  # noqa: E402
 import judge  # noqa: E402
 
 # name: (environment of the recorded run, {test: expected status}, text the
@@ -36,7 +37,7 @@ def run(binary, env, report, cases_csv=None):
     fails too (judge.unfinished, from the judge's cases.csv)."""
     subprocess.run([binary, "--jobs=1", f"--json={report}"], env=env, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, timeout=120)
-    data = judge.load_criterion_report(report)
+    data = criterion.load_report(report)
     verdicts = {}
     for t in (t for s in data["test_suites"] for t in s["tests"]):
         seen = verdicts.setdefault(t["name"], {"status": "PASSED", "messages": []})

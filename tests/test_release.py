@@ -22,7 +22,7 @@ import labs  # noqa: E402
 import release  # noqa: E402
 
 WORKBOOK = os.path.join(ROOT, "grading", "workbook")
-HIDDEN = release.hidden_tests(release.DEFAULT_RUBRIC)
+HIDDEN = release.hidden_tests(release.rubric.DEFAULT)
 
 
 def has_gpu():

@@ -25,9 +25,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 import batch  # noqa: E402
-import grader  # noqa: E402
 import hostile  # noqa: E402
 import reports  # noqa: E402
+import rubric  # noqa: E402
 
 WORKBOOK = [sys.executable, os.path.join(ROOT, "grading", "workbook.py")]
 RUBRIC = os.path.join(HERE, "rubric-fast.toml")
@@ -177,12 +177,12 @@ def verdict(report):
 def prerequisite_problems():
     """scored_with on made-up verdicts: the n = 0 test alone scores nothing,
     with stage0_sizes passing it scores."""
-    rubric = {"scored_with": {"stage0_n_zero_launches_nothing": "stage0_sizes"}}
+    lab_rubric = {"scored_with": {"stage0_n_zero_launches_nothing": "stage0_sizes"}}
     problems = []
     for sizes, expected in (("failed", 0.0), ("passed", 2.0)):
         tests = [{"test": "stage0_sizes", "status": sizes, "score": 4.0 * (sizes == "passed"), "output": ""},
                  {"test": "stage0_n_zero_launches_nothing", "status": "passed", "score": 2.0, "output": ""}]
-        grader.apply_prerequisites(tests, rubric)
+        rubric.apply_prerequisites(tests, lab_rubric)
         if tests[1]["score"] != expected:
             problems.append(f"scored_with: n = 0 test scored {tests[1]['score']} with stage0_sizes {sizes}")
     return problems
@@ -249,14 +249,14 @@ def main():
     tmp = os.path.join(base, "tmp")
     os.makedirs(tmp)
     env = dict(os.environ, TMPDIR=tmp)
-    for folder, per_gpu, name, rubric in ((subs, args.per_gpu, "grades.csv", RUBRIC),
+    for folder, per_gpu, name, rubric_file in ((subs, args.per_gpu, "grades.csv", RUBRIC),
                                           (alone, 1, "alone.csv", RUBRIC),
-                                          (timed, 1, "timed.csv", grader.DEFAULT_RUBRIC)):
+                                          (timed, 1, "timed.csv", rubric.DEFAULT)):
         if not os.listdir(folder):
             continue
         path = os.path.join(out, name)
         proc = subprocess.run(WORKBOOK + ["batch", folder, "--csv", path, "--logs", logs, "--lab", LAB,
-                                          "--rubric", rubric, "--gpus", "1", "--per-gpu", str(per_gpu)],
+                                          "--rubric", rubric_file, "--gpus", "1", "--per-gpu", str(per_gpu)],
                               env=env)
         if proc.returncode != 0:
             print("batch failed")

@@ -274,7 +274,7 @@ def grade(base, cluster):
         if "error" not in report["labs"][0]["message"]:
             failures.append("compile-error: the compiler's message is missing from the report")
     # A task that left no report (killed, timed out) still gets its row.
-    lost = slurm.batch.collect(os.path.join(subs, "lost"), logs, lambda: slurm.why_failed("1", 9, "lost", logs, None))
+    lost = slurm.gradejob.collect(os.path.join(subs, "lost"), logs, lambda: slurm.why_failed("1", 9, "lost", logs, None))
     if not (lost["submission"] == "lost" and "Slurm task 1_9" in lost["rejected"]):
         failures.append(f"no error row for a task without a report: {lost}")
     if failures:

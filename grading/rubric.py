@@ -1,0 +1,99 @@
+"""The rubric (grading/rubric.toml) and the scoring rules that read it:
+points per test, limits, tests that score only with another, GPU work
+required, performance points. grading/README.md explains each key."""
+import os
+import tomllib
+
+import judge
+import labs
+
+DEFAULT = os.path.join(labs.ROOT, "grading", "rubric.toml")
+
+
+class RubricError(Exception):
+    """The rubric cannot be read or is not valid TOML (one line: which and why)."""
+
+
+def load(path=DEFAULT):
+    """(defaults, {lab name: its section}) of a rubric file."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise RubricError(f"cannot read the rubric {path}: {e.strerror}")
+    except tomllib.TOMLDecodeError as e:
+        raise RubricError(f"{path} is not valid TOML: {e}")
+    defaults = {"test_points": 1, "timing_points": 0, "wall_s": 60, "timing_wall_s": 180,
+                "cpu_s": 90, "output_bytes": 1000000, "sanitize_penalty": 0.5,
+                "require_gpu": True, "run_timing": True}
+    defaults.update(data.get("defaults", {}))
+    return defaults, data.get("labs", {})
+
+
+def test_points(defaults, lab_rubric, test):
+    if test in lab_rubric.get("given", []):
+        return 0.0
+    if test in lab_rubric.get("tests", {}):
+        return float(lab_rubric["tests"][test])
+    return float(defaults["timing_points"] if test.startswith("timing_") else defaults["test_points"])
+
+
+def apply_prerequisites(tests, lab_rubric):
+    """Rubric `scored_with = {test = other}`: a test that doing nothing passes
+    (an empty input launches nothing) scores only once `other` passes too,
+    so that the untouched skeleton scores nothing."""
+    passed = {t["test"] for t in tests if t["status"] == "passed"}
+    for t in tests:
+        other = lab_rubric.get("scored_with", {}).get(t["test"])
+        if other and t["status"] == "passed" and other not in passed:
+            t.update(status="failed", score=0.0,
+                     output=f"passes, but scores only once {other} passes too (doing nothing "
+                            f"passes this test)\n\n" + t["output"])
+
+
+def limits_for(defaults, test, wrapper=()):
+    wall = defaults["timing_wall_s"] if test.startswith("timing_") else defaults["wall_s"]
+    return {"wall_s": int(wall), "cpu_s": int(max(defaults["cpu_s"], wall + 10)),
+            "output_bytes": int(defaults["output_bytes"]), "wrapper": list(wrapper)}
+
+
+def gpu_work_missing(defaults, lab_rubric, result):
+    """The rule `require_gpu`: when the submission's code launched no kernel
+    in any test of the lab (and the GPU was there), its passing tests score
+    nothing. True when the rule applied."""
+    if not (defaults.get("require_gpu", True) and lab_rubric.get("require_gpu", True)
+            and result["gpu_ran"] and result["launches"] == 0):
+        return False
+    for t in result["tests"]:
+        if t["status"] == "passed" and t["max_score"] > 0:
+            t.update(status="failed", score=0.0,
+                     output="no points: your code launched no kernel in any test of this lab "
+                            "(the work must run on the GPU)\n\n" + t["output"])
+    return True
+
+
+def score_performance(perf, tests, timings):
+    """Performance points: only when every correctness test of the lab
+    passed, from a timing the judge recorded that is finite, positive, no
+    faster than the GPU can do the work and consistent with the process's
+    wall-clock time; `points * min(1, speed / full_at)` with speed =
+    reference ms / student ms."""
+    out = {"test": perf["test"], "reference_ms": None, "student_ms": None,
+           "speed_vs_reference": None, "score": 0.0, "max_score": float(perf["points"]), "why": ""}
+    failing = [t["test"] for t in tests if t["status"] != "passed" and t["max_score"] > 0]
+    if failing:
+        out["why"] = "no performance points: not every correctness test passes (" + ", ".join(failing[:4]) + ")"
+        return out
+    rows = timings.get("rows") or []
+    if not rows:
+        out["why"] = f"no performance points: {perf['test']} recorded no timing"
+        return out
+    problem = judge.timing_problem(rows[0], timings["wall"], timings["judge"])
+    if problem:
+        out["why"] = "no performance points: " + problem
+        return out
+    reference_ms, student_ms = float(rows[0][2]), float(rows[0][3])
+    ratio = reference_ms / student_ms
+    out.update(reference_ms=reference_ms, student_ms=student_ms, speed_vs_reference=ratio,
+               score=round(float(perf["points"]) * min(1.0, ratio / float(perf.get("full_at", 0.5))), 3))
+    return out
