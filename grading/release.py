@@ -29,176 +29,49 @@ COPIED = ("meson.build", "meson_options.txt", "common", "labs", "handouts",
 LEFT_OUT = ("labs/README.md",)
 STUDENT_README = os.path.join(labs.ROOT, "grading", "student-README.md")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*~", ".*.swp", "build", "build-*")
-# Criterion's test macros: the macro and which argument is the test's name.
-TEST_MACROS = {"Test": 1, "ParameterizedTestParameters": 1, "ParameterizedTest": 2,
-               "TheoryDataPoints": 1, "Theory": 2}
-TEST_START = re.compile(r"^[ \t]*(" + "|".join(TEST_MACROS) + r")\s*\(", re.M)
+# A Criterion test's name: Test(suite, name, ...) or ParameterizedTest(param, suite, name, ...).
+TEST_NAME = re.compile(r"^[ \t]*(?:Test\s*\(\s*\w+|ParameterizedTest\s*\([^,]*,\s*\w+)\s*,\s*(\w+)", re.M)
 
 
 class ReleaseError(Exception):
     """A release that cannot be made as asked; the message says why."""
 
 
-# ------------------------------------------------------------ C scanning
-def skip_literal_or_comment(text, i):
-    """If text[i] opens a string, a character literal or a comment, the
-    index just after it; otherwise None."""
-    if text.startswith("//", i):
-        end = text.find("\n", i)
-        return len(text) if end < 0 else end
-    if text.startswith("/*", i):
-        end = text.find("*/", i + 2)
-        if end < 0:
-            raise ReleaseError("unterminated comment")
-        return end + 2
-    if text[i] in "\"'":
-        quote, j = text[i], i + 1
-        while j < len(text) and text[j] != quote:
-            if text[j] == "\n":
-                raise ReleaseError("unterminated string or character literal")
-            j += 2 if text[j] == "\\" else 1
-        return j + 1
-    return None
-
-
-def matching(text, i, opening, closing):
-    """text[i] is `opening`: the index just after its matching `closing`,
-    skipping strings and comments."""
-    depth = 0
-    while i < len(text):
-        after = skip_literal_or_comment(text, i)
-        if after is not None:
-            i = after
-            continue
-        if text[i] == opening:
-            depth += 1
-        elif text[i] == closing:
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    raise ReleaseError(f"no matching '{closing}'")
-
-
-def skip_space(text, i):
-    while i < len(text):
-        after = skip_literal_or_comment(text, i) if text[i] == "/" else None
-        if after is not None:
-            i = after
-        elif text[i].isspace():
-            i += 1
-        else:
-            break
-    return i
-
-
-def top_level_args(inside):
-    """The comma-separated arguments of a macro call's inside, stripped."""
-    args, depth, start, i = [], 0, 0, 0
-    while i < len(inside):
-        after = skip_literal_or_comment(inside, i)
-        if after is not None:
-            i = after
-            continue
-        if inside[i] in "([{":
-            depth += 1
-        elif inside[i] in ")]}":
-            depth -= 1
-        elif inside[i] == "," and depth == 0:
-            args.append(inside[start:i].strip())
-            start = i + 1
-        i += 1
-    args.append(inside[start:].strip())
-    return args
-
-
-def comment_above(text, start):
-    """Where the comment lines directly above `start` (a line start) begin,
-    so that a test's explanation goes with it; `start` if there are none."""
-    lines = text[:start].splitlines(keepends=True)
-    k = len(lines)
-    while k and lines[k - 1].strip().startswith("//"):
-        k -= 1
-    if k == len(lines) and k and lines[k - 1].rstrip().endswith("*/"):
-        while k and "/*" not in lines[k - 1]:
-            k -= 1
-        if k and lines[k - 1].lstrip().startswith("/*"):
-            k -= 1
-        else:
-            k = len(lines)   # the comment ends a line of code: keep it
-    return sum(len(line) for line in lines[:k])
-
-
-def remove_test(text, name):
-    """The text without the Criterion blocks that define the test `name`
-    (Test, ParameterizedTest with its parameters, Theory), each with the
-    comment right above it. Returns (new text, blocks removed)."""
-    spans = []
-    for match in TEST_START.finditer(text):
-        open_paren = match.end() - 1
-        close = matching(text, open_paren, "(", ")")
-        args = top_level_args(text[open_paren + 1:close - 1])
-        position = TEST_MACROS[match.group(1)]
-        if len(args) <= position or args[position] != name:
-            continue
-        body = skip_space(text, close)
-        if body >= len(text) or text[body] != "{":
-            raise ReleaseError(f"{match.group(1)}(..., {name}, ...) has no {{ body }} after it")
-        end = matching(text, body, "{", "}")
-        end = end + 1 if text.startswith("\n", end) else end
-        spans.append((comment_above(text, match.start()), end))
-    for start, end in reversed(spans):
-        before, after = text[:start].rstrip("\n"), text[end:].lstrip("\n")
-        text = (before + "\n\n" + after) if before and after else (before + "\n" if before else after)
-    return text, len(spans)
-
-
 # --------------------------------------------------------------- hidden
+def hidden_file_tests(folder):
+    """The names of the tests in labs/<folder>/hidden.c (none without one)."""
+    path = os.path.join(labs.ROOT, "labs", folder, "hidden.c")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return TEST_NAME.findall(f.read())
+
+
 def hidden_tests(rubric_path):
-    """[(lab folder, lab name, test name)] of every test the rubric hides."""
+    """[(lab folder, lab name, test name)] of every test the rubric hides,
+    which must be exactly the tests of each lab's hidden.c (test.c includes
+    it; the copy leaves it out)."""
     try:
         _, lab_rubrics = rubric.load(rubric_path)
     except rubric.RubricError as e:
         raise ReleaseError(str(e))
     found = []
     for lab, entry in lab_rubrics.items():
-        names = entry.get("hidden", [])
-        if not names:
-            continue
-        where = labs.find_lab(lab)
-        if where is None:
+        if entry.get("hidden") and labs.find_lab(lab) is None:
             raise ReleaseError(f"{rubric_path}: [labs.{lab}] hides tests, but there is no lab "
                                f"'{lab}'; the labs are: "
                                + ", ".join(n for _, n in labs.all_labs()))
-        for name in names:
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(name)):
-                raise ReleaseError(f"{rubric_path}: [labs.{lab}] hidden test '{name}' "
-                                   "is not a C identifier")
-            found.append((where[0], where[1], name))
+    for folder, lab in labs.all_labs():
+        listed = set(lab_rubrics.get(lab, {}).get("hidden", []))
+        in_file = set(hidden_file_tests(folder))
+        if listed - in_file:
+            raise ReleaseError(f"{rubric_path}: [labs.{lab}] hides " + ", ".join(sorted(listed - in_file))
+                               + f", but labs/{folder}/hidden.c has no such test: move the test there")
+        if in_file - listed:
+            raise ReleaseError(f"labs/{folder}/hidden.c holds " + ", ".join(sorted(in_file - listed))
+                               + f", which [labs.{lab}] of {rubric_path} does not list as hidden")
+        found += [(folder, lab, name) for name in sorted(listed)]
     return found
-
-
-def strip_hidden(out, hidden):
-    """Removes each hidden test from out/labs/<folder>/test.c."""
-    for folder, lab, name in hidden:
-        path = os.path.join(out, "labs", folder, "test.c")
-        shown = f"labs/{folder}/test.c"
-        with open(path) as f:
-            text = f.read()
-        try:
-            text, removed = remove_test(text, name)
-        except ReleaseError as e:
-            raise ReleaseError(f"{shown}: cannot remove the hidden test {name}: {e}")
-        if not removed:
-            raise ReleaseError(
-                f"{shown}: the rubric hides {lab}'s test '{name}', but no "
-                f"Test(<suite>, {name}, ...) block is in that file. A test made by a macro "
-                "cannot be hidden: write it as its own Test block (or fix the name in the rubric).")
-        if re.search(rf"\b{name}\b", text):
-            raise ReleaseError(f"{shown}: '{name}' is still named after its Test block was "
-                               "removed (a comment, a string or another test): rename or remove it")
-        with open(path, "w") as f:
-            f.write(text)
 
 
 def leaks(out, names):
@@ -236,7 +109,10 @@ def make_copy(out, rubric_path):
     shutil.copy(STUDENT_README, os.path.join(out, "README.md"))
     with open(os.path.join(out, ".gitignore"), "w") as f:
         f.write("/build*/\n__pycache__/\n")
-    strip_hidden(out, hidden)
+    for folder, _ in labs.all_labs():   # the hidden tests: test.c includes hidden.c only if present
+        path = os.path.join(out, "labs", folder, "hidden.c")
+        if os.path.exists(path):
+            os.remove(path)
     leaked = leaks(out, sorted({name for _, _, name in hidden}))
     if leaked:
         raise ReleaseError("hidden test names are still in the copy: "

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The student copy (`grading/workbook release`): the hidden-test remover on
-made-up test files, then a real release in a temporary folder: no
+"""The student copy (`grading/workbook release`): the rubric's hidden tests
+and each lab's hidden.c agree, then a real release in a temporary folder: no
 solutions/, no hidden test names anywhere, a student README; it configures,
 builds and its lab tests are skipped without a GPU (exit 77) and fail with
 one (the skeletons are incomplete); its student commands work, the
@@ -48,93 +48,34 @@ def run(command, cwd=ROOT, env=None, timeout=600):
                           stderr=subprocess.STDOUT, text=True, errors="replace", timeout=timeout)
 
 
-TEST_FILE = r'''#include "lab.h"
+class HiddenTests(unittest.TestCase):
+    def rubric_hiding(self, names):
+        """A rubric file that hides names in lab 00 (removed afterwards)."""
+        f = tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False)
+        f.write("[labs.vector-add]\nhidden = [" + ", ".join(f'"{n}"' for n in names) + "]\n")
+        f.close()
+        self.addCleanup(os.remove, f.name)
+        return f.name
 
-WB_GPU_SUITE(lab);
+    def test_the_rubric_and_hidden_c_agree(self):
+        """Every hidden test of the real rubric is in its lab's hidden.c, and
+        every test of a hidden.c is hidden by the rubric."""
+        for folder, lab in labs.all_labs():
+            listed = {name for f, _, name in HIDDEN if f == folder}
+            self.assertEqual(listed, set(release.hidden_file_tests(folder)), folder)
 
-Test(lab, stage0_kept)
-{
-    check("}{ not a brace", '}');   /* } */
-}
+    def test_a_hidden_test_missing_from_hidden_c_is_an_error(self):
+        extra = self.rubric_hiding(["stage0_n_zero_launches_nothing", "stage0_sizes"])
+        with self.assertRaisesRegex(release.ReleaseError, "stage0_sizes, but labs/00-vector-add/hidden.c"):
+            release.hidden_tests(extra)
 
-/* Says what the hidden test checks:
- * over two lines. */
-Test(lab, stage0_secret, .description = "a (tricky) case, with } in it")
-{
-    if (x) {
-        check("{", '{');   // {
-    }
-}
+    def test_a_test_of_hidden_c_the_rubric_does_not_hide_is_an_error(self):
+        with self.assertRaisesRegex(release.ReleaseError, "does not list as hidden"):
+            release.hidden_tests(self.rubric_hiding([]))
 
-ParameterizedTestParameters(lab, stage1_secret_sizes)
-{
-    static int sizes[] = {1, 2};
-    return cr_make_param_array(int, sizes, 2);
-}
-
-// a line comment above
-ParameterizedTest(int *n, lab, stage1_secret_sizes)
-{
-    check_size(*n);
-}
-
-#define MADE(N) Test(lab, stage##N##_by_macro) { check(N); }
-MADE(2)
-
-Test(lab, timing_kept) { time_it(); }
-'''
-
-
-class Remover(unittest.TestCase):
-    def check_removal(self, name, blocks, gone, kept):
-        text, removed = release.remove_test(TEST_FILE, name)
-        self.assertEqual(removed, blocks)
-        for part in (name,) + gone:
-            self.assertNotIn(part, text)
-        for part in kept:
-            self.assertIn(part, text)
-
-    def test_removes_a_test_and_its_comment_keeps_the_others(self):
-        self.check_removal(
-            "stage0_secret", 1, gone=("Says what the hidden test checks", "tricky", "if (x)"),
-            kept=("stage0_kept", '"}{ not a brace"', "stage1_secret_sizes", "timing_kept", "MADE(2)",
-                  "}\n\nParameterizedTestParameters(lab, stage1_secret_sizes)"))
-
-    def test_removes_a_parameterized_test_with_its_parameters(self):
-        self.check_removal("stage1_secret_sizes", 2, gone=("a line comment above", "check_size"),
-                           kept=("stage0_secret",))
-
-    def test_a_longer_name_is_another_test(self):
-        folder = tempfile.mkdtemp(prefix="wb-release-unit-")
-        try:
-            os.makedirs(os.path.join(folder, "labs", "00-x"))
-            with open(os.path.join(folder, "labs", "00-x", "test.c"), "w") as f:
-                f.write("Test(s, stage0_a) { one(); }\nTest(s, stage0_a_more) { two(); }\n")
-            release.strip_hidden(folder, [("00-x", "x", "stage0_a")])
-            self.assertEqual(release.leaks(folder, ["stage0_a"]), [])
-            with open(os.path.join(folder, "labs", "00-x", "test.c")) as f:
-                self.assertEqual(f.read(), "Test(s, stage0_a_more) { two(); }\n")
-        finally:
-            shutil.rmtree(folder)
-
-    def test_a_test_made_by_a_macro_is_an_error(self):
-        folder = tempfile.mkdtemp(prefix="wb-release-unit-")
-        try:
-            os.makedirs(os.path.join(folder, "labs", "00-x"))
-            with open(os.path.join(folder, "labs", "00-x", "test.c"), "w") as f:
-                f.write(TEST_FILE)
-            with self.assertRaisesRegex(release.ReleaseError, "made by a macro"):
-                release.strip_hidden(folder, [("00-x", "x", "stage2_by_macro")])
-            with self.assertRaisesRegex(release.ReleaseError, "no Test"):
-                release.strip_hidden(folder, [("00-x", "x", "stage9_nowhere")])
-        finally:
-            shutil.rmtree(folder)
-
-    def test_the_rubric_hides_only_tests_that_exist(self):
-        """Every hidden test of the real rubric is a plain Test block of its lab."""
-        for folder, _, name in HIDDEN:
-            with open(os.path.join(ROOT, "labs", folder, "test.c")) as f:
-                self.assertGreaterEqual(release.remove_test(f.read(), name)[1], 1, name)
+    def test_test_names_are_read_from_both_macros(self):
+        text = "Test(s, stage0_a) {}\nParameterizedTest(int *n, s, stage1_b, .timeout = 5) {}\n"
+        self.assertEqual(release.TEST_NAME.findall(text), ["stage0_a", "stage1_b"])
 
 
 class Release(unittest.TestCase):
@@ -171,8 +112,9 @@ class Release(unittest.TestCase):
         self.assertTrue(HIDDEN, "the rubric hides no test: nothing to check")
         self.assertEqual(release.leaks(self.out, [n for _, _, n in HIDDEN]), [])
         for folder, _, name in HIDDEN:
-            with open(os.path.join(ROOT, "labs", folder, "test.c")) as f:
+            with open(os.path.join(ROOT, "labs", folder, "hidden.c")) as f:
                 self.assertIn(name, f.read(), "the checkout itself still has the test")
+            self.assertFalse(os.path.exists(os.path.join(self.out, "labs", folder, "hidden.c")))
 
     def test_2_refuses_to_overwrite(self):
         again = run([WORKBOOK, "release", "--out", self.out])

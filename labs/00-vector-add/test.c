@@ -139,20 +139,6 @@ ParameterizedTest(int *block_size, vector_add, stage0_block_sizes,
     check_vector_add(100003, *block_size);
 }
 
-Test(vector_add, stage0_n_zero_launches_nothing)
-{
-    /* An empty vector is valid input; the entry point must not launch a
-     * grid of zero blocks. That is a launch error, which a launch without
-     * its check would leave behind for cudaGetLastError. */
-    vector_add(NULL, NULL, NULL, 0, 256);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    int status = wb_observe_int("error left by vector_add(n = 0)", (int)cudaGetLastError());
-    cr_assert(status == cudaSuccess,
-              "vector_add(n = 0) left the error %s: it launched a grid of 0 blocks (return "
-              "before the launch when n == 0) " WB_SEED_HINT,
-              cudaGetErrorName((cudaError_t)status), wb_seed());
-}
-
 typedef struct {
     vectors *v;
     int block_size;
@@ -183,3 +169,9 @@ Test(vector_add, timing_2e26, .description = "time and bandwidth at 2^26 element
     wb_table_free(table);
     free_vectors(&v);
 }
+
+/* The tests that grading/rubric.toml hides until the deadline are in
+ * hidden.c, which the student copy leaves out (grading/release.py). */
+#if __has_include("hidden.c")
+#include "hidden.c"
+#endif
