@@ -1,5 +1,6 @@
 """What the workbook's tools share: where things are, which labs exist, how
 to build one target and how to run a Criterion test binary."""
+import importlib.util
 import os
 import re
 import subprocess
@@ -8,12 +9,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("WB_BUILD_DIR", os.path.join(ROOT, "build"))
 
 
+def _lab_folders():
+    """labs/list-labs.py's rule (the one place that says what a lab is)."""
+    spec = importlib.util.spec_from_file_location("list_labs", os.path.join(ROOT, "labs", "list-labs.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.lab_folders()
+
+
 def all_labs():
-    """(folder, name) of every lab, in the order of labs/LABS (the one list,
-    which meson.build reads too), e.g. ("04-reduction", "reduction")."""
-    with open(os.path.join(ROOT, "labs", "LABS")) as f:
-        folders = [l.strip() for l in f if l.strip() and not l.strip().startswith("#")]
-    return [(f, f[3:]) for f in folders if os.path.isdir(os.path.join(ROOT, "labs", f))]
+    """(folder, name) of every lab, the folders of labs/ in the order of
+    their numbers (labs/list-labs.py), e.g. ("04-reduction", "reduction")."""
+    return [(f, f[3:]) for f in _lab_folders()]
 
 
 def find_lab(name):

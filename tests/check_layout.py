@@ -35,7 +35,8 @@ def main():
                      if os.path.isdir(os.path.join(root, "labs", d)))
     for lab in on_disk:
         if lab not in labs:
-            problems.append(f"labs/{lab} exists but is not in labs/LABS")
+            problems.append(f"labs/{lab} is not a lab: a lab folder is named NN-name (lowercase) "
+                            "and holds a kernels.cu (labs/list-labs.py)")
     for p in problems:
         print(p)
     if not problems:
