@@ -59,6 +59,12 @@ void wb_check_cuda(cudaError_t status, const char *call, const char *file, int l
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 #endif
 
+/* After launching a kernel that waits for the host (a persistent kernel fed
+ * through mapped memory): the launch error only, in every build. Waiting for
+ * such a kernel before feeding it would never end. (CUDA_LAUNCH_BLOCKING=1
+ * makes the launch itself wait: such labs refuse to run under it.) */
+#define CUDA_CHECK_LAUNCH_NO_WAIT() CUDA_CHECK(cudaGetLastError())
+
 /* ---------------------------------------------------------- device facts */
 
 typedef struct {

@@ -108,6 +108,13 @@ void ordered_grid(int *record, int count, int blocks, int threads)
                 blocks, threads, most);
     static const int zero = 0;
     CUDA_CHECK(cudaMemcpyToSymbolAsync(grid_next, &zero, sizeof zero));
-    ordered_stage2<<<blocks, threads>>>(record, count);
+    /* Blocks wait for one another, so all of them must be resident at
+     * once. The occupancy limit above says how many can be; only a
+     * cooperative launch guarantees that they are (another process on the
+     * GPU, MPS or a partition can take SMs): it fails with
+     * cudaErrorCooperativeLaunchTooLarge rather than hang. */
+    void *arguments[] = {&record, &count};
+    CUDA_CHECK(cudaLaunchCooperativeKernel((const void *)ordered_stage2, blocks, threads,
+                                           arguments, 0, 0));
     CUDA_CHECK_LAUNCH();
 }

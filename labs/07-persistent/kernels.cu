@@ -73,6 +73,12 @@ static void stop_persistent(cudaStream_t stream, int *stop, const char *failure)
 
 static cudaStream_t persistent_stream(void)
 {
+    // With CUDA_LAUNCH_BLOCKING set, the launch itself would wait for a
+    // kernel that waits for this host: refuse, rather than hang.
+    const char *blocking = getenv("CUDA_LAUNCH_BLOCKING");
+    if (blocking && strcmp(blocking, "0") != 0)
+        wb_fail("CUDA_LAUNCH_BLOCKING=%s makes each launch wait for its kernel, and a persistent "
+                "kernel waits for this host: unset it to run lab 07's persistent stages", blocking);
     // Non-blocking: work on the default stream (an allocation, a copy) must
     // not wait for a kernel that runs until it is told to stop.
     cudaStream_t stream;
@@ -196,7 +202,7 @@ void pingpong_persistent(int n, int *producer, double *round_trip_us, bool print
     shared->stop = 0;
     cudaStream_t stream = persistent_stream();
     gpu_turns_persistent<<<1, 1, 0, stream>>>(shared_device, log.device, print);
-    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK_LAUNCH_NO_WAIT();   // it waits for this host
     cpu_side(n, log, round_trip_us, print, [&](int number) {
         // TODO 6: hand `number` to the kernel through shared->counter, then
         // wait (with spin_until, which gives up at the deadline) until the
@@ -374,7 +380,7 @@ int tasks_host_fed(const unsigned *in, unsigned *out, int *visits, int tasks, in
     CUDA_CHECK(cudaMemsetAsync(claims, 0, sizeof(int), stream));
     CUDA_CHECK(cudaMemsetAsync(seen, 0, sizeof(int), stream));
     host_fed<<<blocks, block_size, 0, stream>>>(ring_device, in_flight, in, out, visits, task_size);
-    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK_LAUNCH_NO_WAIT();   // it waits for this host
 
     int enqueued = 0, completed = 0;   // completions are seen in enqueue order
     double last_progress = now_us();

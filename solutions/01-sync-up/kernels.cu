@@ -83,8 +83,9 @@ __global__ void ordered_stage2(int *record, int count)
             ;
         take_turn(record, thread, n);
         /* Device-wide: the turn's output is visible to every SM before the
-         * counter moves. Only the owner writes, but atomicAdd keeps the
-         * update in L2 where every SM's spin reads it. */
+         * counter moves. Only the owner writes; atomicAdd is performed in
+         * L2, which every SM's volatile reads reach (a plain increment may
+         * read a stale copy from this SM's L1 or a register). */
         __threadfence();
         atomicAdd(&grid_next, 1);
     }
@@ -124,6 +125,13 @@ void ordered_grid(int *record, int count, int blocks, int threads)
                 blocks, threads, most);
     static const int zero = 0;
     CUDA_CHECK(cudaMemcpyToSymbolAsync(grid_next, &zero, sizeof zero));
-    ordered_stage2<<<blocks, threads>>>(record, count);
+    /* Blocks wait for one another, so all of them must be resident at
+     * once. The occupancy limit above says how many can be; only a
+     * cooperative launch guarantees that they are (another process on the
+     * GPU, MPS or a partition can take SMs): it fails with
+     * cudaErrorCooperativeLaunchTooLarge rather than hang. */
+    void *arguments[] = {&record, &count};
+    CUDA_CHECK(cudaLaunchCooperativeKernel((const void *)ordered_stage2, blocks, threads,
+                                           arguments, 0, 0));
     CUDA_CHECK_LAUNCH();
 }
