@@ -162,12 +162,14 @@ __device__ int pop(int u, int *queued, const int *dist)
     return SSSP_UNREACHABLE;
 }
 
-/* Appends v to the list unless it is already waiting there. */
+/* Appends v to the list unless it is already waiting there. The caller has
+ * just lowered dist[v]. */
 __device__ void push(int v, int *list, int *count, int *queued)
 {
     // TODO 4: mark v as queued and append it to the list (a slot taken with
     // an atomic on *count), but only when no other thread queued it already:
-    // exactly one of several racing threads may win.
+    // exactly one of several racing threads may win. The lowered dist[v]
+    // must be ordered before the test of the flag, as in pop (a fence).
 }
 
 __global__ void relax_frontier_stage3(sssp_graph g, int *dist, round_lists l, int *queued,

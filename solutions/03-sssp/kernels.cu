@@ -164,9 +164,16 @@ __device__ int pop(int u, int *queued, const int *dist)
     return *(volatile const int *)&dist[u];
 }
 
-/* Appends v to the list unless it is already waiting there. */
+/* Appends v to the list unless it is already waiting there. The caller has
+ * just lowered dist[v]; the fence orders that before the test of the flag,
+ * as pop's fence orders its clear before its read. With a fence on both
+ * sides the memory model rules out the one bad outcome: pop reads the old
+ * distance while this push still sees the old flag and skips v. (The
+ * exchange waits for the minimum's result on today's GPUs, but only the
+ * fences make it a guarantee.) */
 __device__ void push(int v, int *list, int *count, int *queued)
 {
+    __threadfence();
     if (atomicExch(&queued[v], 1) == 0)
         list[atomicAdd(count, 1)] = v;
 }
