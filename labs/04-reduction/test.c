@@ -194,11 +194,12 @@ static void check_sum(int stage, int n, int block_size, int runs)
     free(got);
 }
 
-/* Threads in a full grid of stages 6 and 7: the given host code launches
- * 2048 per SM for every block size. */
+/* Threads in a full grid of stages 6 and 7: the given host code launches as
+ * many per SM as an SM holds (2048 on the H100), for every block size. */
 static int full_grid_threads(void)
 {
-    return 2048 * wb_device_info().sm_count;
+    wb_device device = wb_device_info();
+    return device.max_threads_per_sm * device.sm_count;
 }
 
 static void check_sizes(int stage)

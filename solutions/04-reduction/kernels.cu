@@ -246,17 +246,15 @@ size_t reduce_scratch_ints(int n)
     return first + (first + 31) / 32;
 }
 
-/* Enough blocks to keep every SM full (2048 resident threads on recent
- * GPUs), and no more: the rest of the work goes into each thread's loop. */
+/* Enough blocks to keep every SM full (as many threads as an SM holds at
+ * once: 2048 on the H100, fewer on some GPUs), and no more: the rest of the
+ * work goes into each thread's loop. */
 static unsigned resident_blocks(int block_size)
 {
-    static int sm_count = 0;
-    if (sm_count == 0) {
-        int device;
-        CUDA_CHECK(cudaGetDevice(&device));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
-    }
-    return (unsigned)sm_count * (2048 / block_size);
+    static wb_device device;
+    if (device.sm_count == 0)
+        device = wb_device_info();
+    return (unsigned)device.sm_count * (unsigned)(device.max_threads_per_sm / block_size);
 }
 
 static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
