@@ -329,11 +329,11 @@ ParameterizedTest(task_case *c, persistent, stage4_worker_pool,
 }
 
 /* coresident_blocks(part, block_size) must lie between one block and the
- * most an SM can hold (2048 threads) per SM. */
+ * most an SM can hold (2048 threads on the H100) per SM. */
 static int checked_coresident(int part, int block_size)
 {
     wb_device dev = wb_device_info();
-    int low = dev.sm_count, high = 2048 / block_size * dev.sm_count;
+    int low = dev.sm_count, high = dev.max_threads_per_sm / block_size * dev.sm_count;
     char label[64];
     snprintf(label, sizeof label, "coresident_blocks(%d, %d)", part, block_size);
     int most = wb_observe_int(label, coresident_blocks(part, block_size));
