@@ -40,37 +40,60 @@ void wb_check_cuda(cudaError_t status, const char *call, const char *file, int l
             cudaGetErrorString(status));
 }
 
+/* probe.cu: cudaSuccess when this build has code for device 0. */
+cudaError_t wb_kernel_image_status(void);
+
+#ifndef WB_GPU_ARCHS
+#define WB_GPU_ARCHS "?"
+#endif
+
+/* Whether device 0 is usable. The reason says why not (no driver, a driver
+ * older than this CUDA, no GPU seen, a GPU too old, one this build has no
+ * code for), or names the GPU. */
+static bool find_gpu(char *reason, size_t len)
+{
+    int driver = 0, count = 0;
+    struct cudaDeviceProp prop;
+    cudaDriverGetVersion(&driver);   /* 0 when no driver is installed */
+    cudaError_t status = cudaGetDeviceCount(&count);
+    if (driver == 0) {
+        snprintf(reason, len, "no usable GPU: no NVIDIA driver is installed (no GPU here, or "
+                 "its driver is missing)");
+    } else if (status == cudaErrorInsufficientDriver) {
+        snprintf(reason, len, "no usable GPU: the NVIDIA driver supports CUDA %d.%d, older "
+                 "than the CUDA %d.%d this build uses: update the driver", driver / 1000,
+                 driver % 1000 / 10, CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+    } else if (status == cudaErrorNoDevice || (status == cudaSuccess && count == 0)) {
+        snprintf(reason, len, "no usable GPU: the NVIDIA driver sees no GPU (is one "
+                 "visible? nvidia-smi, CUDA_VISIBLE_DEVICES)");
+    } else if (status != cudaSuccess) {
+        snprintf(reason, len, "no usable GPU: %s", cudaGetErrorString(status));
+    } else if ((status = cudaGetDeviceProperties(&prop, 0)) != cudaSuccess) {
+        snprintf(reason, len, "no usable GPU: GPU 0 does not answer: %s",
+                 cudaGetErrorString(status));
+    } else if (prop.major * 10 + prop.minor < WB_MIN_CC_MAJOR * 10 + WB_MIN_CC_MINOR) {
+        snprintf(reason, len, "no usable GPU: GPU %s is sm_%d%d, older than sm_%d%d, the "
+                 "oldest CUDA 13 supports", prop.name, prop.major, prop.minor,
+                 WB_MIN_CC_MAJOR, WB_MIN_CC_MINOR);
+    } else if ((status = wb_kernel_image_status()) != cudaSuccess) {
+        snprintf(reason, len, "no usable GPU for this build: GPU %s is %d.%d, and the "
+                 "build has no code for it (gpu_arch: %s; %s): rebuild for it with "
+                 "`grading/workbook --gpu-arch auto` (or -Dgpu_arch=%d.%d)", prop.name,
+                 prop.major, prop.minor, WB_GPU_ARCHS, cudaGetErrorName(status), prop.major,
+                 prop.minor);
+    } else {
+        snprintf(reason, len, "%s (sm_%d%d)", prop.name, prop.major, prop.minor);
+        return true;
+    }
+    return false;
+}
+
 bool wb_gpu_usable(char *reason, size_t reason_len)
 {
     static int cached = -1;
     static char cached_reason[512];
-    if (cached < 0) {
-        int count = 0;
-        cudaError_t status = cudaGetDeviceCount(&count);
-        struct cudaDeviceProp prop;
-        cached = 0;
-        if (status == cudaErrorInsufficientDriver || status == cudaErrorNoDevice) {
-            snprintf(cached_reason, sizeof cached_reason,
-                     "no usable GPU: no NVIDIA GPU with a driver new enough for CUDA %d.%d",
-                     CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
-        } else if (status != cudaSuccess) {
-            snprintf(cached_reason, sizeof cached_reason, "no usable GPU: %s",
-                     cudaGetErrorString(status));
-        } else if (count == 0) {
-            snprintf(cached_reason, sizeof cached_reason, "no CUDA GPU found");
-        } else if ((status = cudaGetDeviceProperties(&prop, 0)) != cudaSuccess) {
-            snprintf(cached_reason, sizeof cached_reason, "GPU 0 does not answer: %s",
-                     cudaGetErrorString(status));
-        } else if (prop.major * 10 + prop.minor < WB_MIN_CC_MAJOR * 10 + WB_MIN_CC_MINOR) {
-            snprintf(cached_reason, sizeof cached_reason,
-                     "GPU %s is sm_%d%d, older than sm_%d%d, the oldest CUDA 13 supports",
-                     prop.name, prop.major, prop.minor, WB_MIN_CC_MAJOR, WB_MIN_CC_MINOR);
-        } else {
-            cached = 1;
-            snprintf(cached_reason, sizeof cached_reason, "%s (sm_%d%d)", prop.name,
-                     prop.major, prop.minor);
-        }
-    }
+    if (cached < 0)
+        cached = find_gpu(cached_reason, sizeof cached_reason);
     if (reason && reason_len)
         snprintf(reason, reason_len, "%s", cached_reason);
     return cached == 1;

@@ -83,9 +83,11 @@ typedef struct {
 #define WB_MIN_CC_MAJOR 7
 #define WB_MIN_CC_MINOR 5
 
-/* True when device 0 exists, answers and is new enough. Otherwise writes a
- * one-line reason ("no CUDA driver found", "GPU ... is sm_60, older than
- * sm_75") into reason. The answer is cached for the process. */
+/* True when device 0 exists, answers, is new enough and this build has code
+ * for it. Otherwise writes a one-line reason into reason: no NVIDIA driver,
+ * a driver older than this CUDA, no GPU seen, "GPU ... is sm_60, older than
+ * sm_75", or a GPU the build's gpu_arch left out (with the option that fixes
+ * it). The answer is cached for the process. */
 bool wb_gpu_usable(char *reason, size_t reason_len);
 
 /* Facts about device 0; fails through the handler when there is none. */

@@ -23,7 +23,8 @@ import rubric
 # What the copy holds, relative to the repository root.
 COPIED = ("meson.build", "meson_options.txt", "common", "labs", "handouts",
           "grading/workbook", "grading/workbook.py", "grading/student.py",
-          "grading/labs.py", "grading/criterion.py", "grading/setup.sh")
+          "grading/ui.py", "grading/builddir.py", "grading/progress.py", "grading/watching.py",
+          "grading/skeleton.py", "grading/labs.py", "grading/criterion.py", "grading/setup.sh")
 # Files inside COPIED that are not for students: how to write a lab (it
 # describes solutions/ and the repository tests).
 LEFT_OUT = ("labs/README.md",)

@@ -3,8 +3,12 @@
 
 Run `grading/workbook COMMAND --help` for a command's options. With no
 command, `status --run` runs with the options given: build your labs in
-build/ (only what changed), run their tests and show your progress, e.g.
-`grading/workbook --lab vector-add`. Grading is `grading/workbook grade`.
+build/ (only what changed), run their tests and show your progress:
+    grading/workbook                       every lab in build/
+    grading/workbook vector-add            one lab (or --lab vector-add)
+    grading/workbook --labs 00-vector-add,reduction   build only these from now on
+    grading/workbook --gpu-arch auto       rebuild for the GPU present
+Grading is `grading/workbook grade`.
 """
 import argparse
 import importlib
@@ -13,6 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import labs  # noqa: E402
 import student  # noqa: E402
 
 # Instructor commands by module; the student copy (`release`) leaves these
@@ -54,8 +59,9 @@ def main():
     # in build/, run the tests, show the progress. Grading is `grade`.
     default = ["status", "--run"]
     argv = sys.argv[1:]
-    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
-        argv = default + argv   # `grading/workbook --lab vector-add`
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")) \
+            or (argv[0] not in sub.choices and labs.find_lab(argv[0])):
+        argv = default + argv   # `grading/workbook --lab vector-add`, `grading/workbook vector-add`
     args, unknown = parser.parse_known_args(argv)
     if unknown and getattr(args, "func", None) is not not_in_this_copy:
         parser.error("unrecognized arguments: " + " ".join(unknown))

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Unit tests of the student tools (grading/student.py): hint parsing, stage
-states from planted result files, and that every lab has hints for every
-stage its tests name."""
+"""Unit tests of the student tools (grading/student.py and its modules): hint
+parsing, stage states from planted result files, that every lab has hints
+for every stage its tests name, reset in a scratch copy, watch's fallback to
+polling, and the option set every benchmark takes. Everything is written in
+temporary folders, removed at the end."""
+import atexit
 import json
 import os
 import re
@@ -9,15 +12,20 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
+from pathlib import Path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = tempfile.mkdtemp(prefix="wb-student-test-")
+atexit.register(shutil.rmtree, BUILD, ignore_errors=True)
 os.environ["WB_BUILD_DIR"] = BUILD
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 
 import labs  # noqa: E402
-import student  # noqa: E402
+import progress  # noqa: E402
+import skeleton  # noqa: E402
+import watching  # noqa: E402
 
 
 def plant(name, side, tests, csv_rows=None):
@@ -39,7 +47,7 @@ def plant(name, side, tests, csv_rows=None):
 class Hints(unittest.TestCase):
     def test_every_lab_has_stepwise_hints_for_every_stage(self):
         for folder, name in labs.all_labs():
-            stages = student.read_hints(folder)
+            stages = progress.read_hints(folder)
             self.assertTrue(stages, f"{name}: hints.txt has no [stage N] section")
             for stage, (title, hints) in stages.items():
                 self.assertTrue(title, f"{name} stage {stage} has no title")
@@ -55,7 +63,7 @@ class Hints(unittest.TestCase):
                 continue   # lab not selected in this build
             listing = subprocess.run([binary, "--list"], capture_output=True, text=True).stdout
             tested = {int(n) for n in re.findall(r"\bstage(\d+)_\w+", listing)}
-            hinted = set(student.read_hints(folder))
+            hinted = set(progress.read_hints(folder))
             self.assertTrue(tested, f"{name}: no test is named stageN_...")
             self.assertLessEqual(tested, hinted, f"{name}: stages without hints")
 
@@ -81,7 +89,7 @@ class Hints(unittest.TestCase):
 class States(unittest.TestCase):
     def states(self):
         return {s: (state, detail) for s, _, state, detail in
-                student.stage_states("00-vector-add", "vector-add", within=20)}
+                progress.stage_states("00-vector-add", "vector-add", within=20)}
 
     def test_not_run_without_results(self):
         shutil.rmtree(os.path.join(BUILD, "results"), ignore_errors=True)
@@ -113,10 +121,111 @@ class States(unittest.TestCase):
         printed header and rows as two tables)."""
         output = ("[----] test.c:1: noise | not a table\n"
                   "n  | ms\n---+----\n64 | 0.3\n[====] Synthesis: Tested: 1\n")
-        self.assertEqual(student.timing_tables(output), "n  | ms\n---+----\n64 | 0.3")
+        self.assertEqual(watching.timing_tables(output), "n  | ms\n---+----\n64 | 0.3")
 
     def test_progress_bar(self):
-        self.assertEqual(student.progress_bar(17, 42, width=10), "[####------] 17/42 stages")
+        self.assertEqual(progress.progress_bar(17, 42, width=10), "[####------] 17/42 stages")
+
+
+class Reset(unittest.TestCase):
+    """reset in a scratch copy of grading/ and labs/ that ships its skeletons."""
+
+    def setUp(self):
+        self.copy = Path(tempfile.mkdtemp(prefix="wb-reset-test-"))
+        for item in ("grading", "labs"):
+            shutil.copytree(Path(ROOT, item), self.copy / item,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.bak"))
+        for folder in ("00-vector-add", "02-atomics"):
+            shipped = self.copy / "grading" / "skeletons" / folder
+            shipped.mkdir(parents=True)
+            shutil.copy(self.copy / "labs" / folder / "kernels.cu", shipped)
+        self.skeleton = (self.copy / "labs" / "02-atomics" / "kernels.cu").read_text()
+
+    def tearDown(self):
+        shutil.rmtree(self.copy, ignore_errors=True)
+
+    def reset(self, *args):
+        return subprocess.run([sys.executable, str(self.copy / "grading" / "workbook.py"), "reset",
+                               *args], capture_output=True, text=True,
+                              env=dict(os.environ, WB_BUILD_DIR=str(self.copy / "build"), NO_COLOR="1"))
+
+    def edit(self, *stages):
+        """The skeleton with a line of 'my work' in each stage's section."""
+        lines = self.skeleton.splitlines(keepends=True)
+        for stage in sorted(stages, reverse=True):
+            start, _, _ = skeleton.section_of(self.skeleton, stage)
+            lines.insert(start + 1, f"// my work on stage {stage}\n")
+        return "".join(lines)
+
+    def test_whole_file_with_a_backup(self):
+        mine = self.copy / "labs" / "02-atomics" / "kernels.cu"
+        mine.write_text(self.edit(1, 2))
+        out = self.reset("atomics")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(mine.read_text(), self.skeleton)
+        backups = list(mine.parent.glob("kernels.cu.*.bak"))
+        self.assertEqual(len(backups), 1)
+        self.assertIn("my work on stage 2", backups[0].read_text())
+        self.assertIn(str(backups[0].relative_to(self.copy)), out.stdout, "says where the backup is")
+        self.assertIn("nothing to do", self.reset("atomics").stdout)
+
+    def test_one_stage_keeps_the_others(self):
+        mine = self.copy / "labs" / "02-atomics" / "kernels.cu"
+        mine.write_text(self.edit(2, 3))
+        out = self.reset("atomics", "2")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(mine.read_text(), self.edit(3))
+
+    def test_a_lab_without_stage_sections_is_reset_whole(self):
+        out = self.reset("vector-add", "0")
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("reset the whole file", out.stderr)
+
+
+class Watch(unittest.TestCase):
+    def test_inotify_sees_a_save(self):
+        with tempfile.TemporaryDirectory() as folder:
+            notifier = watching.Inotify(folder, check=0.3)
+            threading.Timer(0.2, lambda: Path(folder, "kernels.cu").write_text("x")).start()
+            self.assertEqual(notifier.wait(), {"kernels.cu"})
+            self.assertFalse(notifier.polling)
+
+    def test_polls_when_inotify_hears_nothing(self):
+        """A change inotify did not report (made on another machine of a
+        network file system: here, in a folder it does not watch)."""
+        with tempfile.TemporaryDirectory() as watched, tempfile.TemporaryDirectory() as elsewhere:
+            notifier = watching.Inotify(watched, check=0.3)
+            notifier.poller = watching.Poller(elsewhere, 0.1)
+            Path(elsewhere, "kernels.cu").write_text("x")
+            self.assertEqual(notifier.wait(), {"kernels.cu"})
+            self.assertTrue(notifier.polling)
+            threading.Timer(0.3, lambda: Path(elsewhere, "lab.h").write_text("y")).start()
+            self.assertEqual(notifier.wait(), {"lab.h"})
+
+
+@unittest.skipUnless(os.environ.get("WB_TEST_BINARIES"), "needs the built benchmarks")
+class Benchmarks(unittest.TestCase):
+    """Every benchmark takes the common options (common/bench.h): each is
+    described or refused with a reason, and a bad one is an error (exit 2)
+    that names what the benchmark takes."""
+    COMMON = ("--stage", "--n", "--block", "--reps", "--target")
+
+    def test_common_options(self):
+        checked = 0
+        for folder, name in labs.all_labs():
+            binary = os.path.join(os.environ["WB_TEST_BINARIES"], f"{name}-bench-reference")
+            if not os.path.exists(binary):
+                continue
+            checked += 1
+            usage = subprocess.run([binary, "--help"], capture_output=True, text=True)
+            self.assertEqual(usage.returncode, 0, name)
+            for option in self.COMMON:
+                self.assertRegex(usage.stdout, rf"\n  {option}\b", f"{name}: --help on {option}")
+            for bad in (["--reps", "0"], ["--no-such-option"], ["--stage", "99"], ["stray"]):
+                out = subprocess.run([binary, *bad], capture_output=True, text=True)
+                self.assertEqual(out.returncode, 2, f"{name} {bad}: {out.stderr}")
+                self.assertIn("It takes --", out.stderr, f"{name} {bad}")
+        self.assertTrue(checked, "no benchmark was built")
 
 
 if __name__ == "__main__":

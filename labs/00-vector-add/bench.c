@@ -1,12 +1,13 @@
 /*
  * Lab 00 benchmark: vector add bandwidth against the measured copy bandwidth.
- * `vector-add-bench-reference --help` for the options. Exits 1 when the
- * bandwidth is below --target of the copy bandwidth, so that
+ * `vector-add-bench-reference --help` for the options (common/bench.h). Exits
+ * 1 when the bandwidth is below --target of the copy bandwidth, so that
  * `meson test --benchmark` checks the lab's performance target.
  */
-#include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 
+#include "bench.h"
 #include "lab.h"
 #include "workbook.h"
 
@@ -21,46 +22,25 @@ static void run(void *context)
     vector_add(j->a, j->b, j->c, j->n, j->block_size);
 }
 
-static void usage(FILE *out, const char *program)
-{
-    fprintf(out,
-            "usage: %s [--n N] [--block B] [--reps R] [--target F]\n"
-            "Times vector add at N elements (default 2^26) with blocks of B threads\n"
-            "(default 256 and every power of two from 32 to 1024 when not given),\n"
-            "R timed runs (default 50), and fails unless the best block size reaches\n"
-            "F (default 0.8) of the device-to-device copy bandwidth.\n",
-            program);
-}
-
 int main(int argc, char **argv)
 {
-    int n = 1 << 26, only_block = 0, reps = 50;
+    int stage = WB_ALL_STAGES, n = 1 << 26, only_block = 0, reps = 50;
     double target = 0.8;
-    static const struct option options[] = {{"n", required_argument, 0, 'n'},
-                                            {"block", required_argument, 0, 'b'},
-                                            {"reps", required_argument, 0, 'r'},
-                                            {"target", required_argument, 0, 't'},
-                                            {"help", no_argument, 0, 'h'},
-                                            {0, 0, 0, 0}};
-    for (int opt; (opt = getopt_long(argc, argv, "n:b:r:t:h", options, NULL)) != -1;) {
-        switch (opt) {
-        case 'n': n = atoi(optarg); break;
-        case 'b': only_block = atoi(optarg); break;
-        case 'r': reps = atoi(optarg); break;
-        case 't': target = atof(optarg); break;
-        case 'h': usage(stdout, argv[0]); return 0;
-        default: usage(stderr, argv[0]); return 2;
-        }
-    }
-    if (n < 1 || reps < 1 || only_block < 0 || only_block > 1024) {
-        fprintf(stderr, "error: need n >= 1, reps >= 1 and 0 < block <= 1024\n");
-        return 2;
-    }
-    char reason[256];
-    if (!wb_gpu_usable(reason, sizeof reason)) {
-        fprintf(stderr, "skipped: %s\n", reason);
-        return 77;   /* meson's "skipped" */
-    }
+    const wb_option options[] = {
+        {"stage", "S", WB_INT, &stage, 0, 0, "accepted, and the default"},
+        {"n", "N", WB_INT, &n, 1, INT_MAX, "elements (default 2^26)"},
+        {"block", "B", WB_INT, &only_block, 0, 1024,
+         "threads per block (default, or 0: every power of two from 32 to 1024)"},
+        {"reps", "R", WB_INT, &reps, 1, 1e6, "timed runs, median reported (default 50)"},
+        {"target", "F", WB_REAL, &target, 0, 10,
+         "fails unless the best block size reaches F of the device-to-device copy bandwidth "
+         "(default 0.8)"},
+        {0}};
+    wb_bench_options(argc, argv,
+                     "Times vector add against the measured device-to-device copy bandwidth,\n"
+                     "after checking its result.",
+                     options);
+    wb_bench_need_gpu();
 
     size_t bytes = sizeof(float) * (size_t)n;
     float *host_a = malloc(bytes), *host_b = malloc(bytes), *host_c = malloc(bytes);
@@ -116,8 +96,6 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaFree(j.b));
     CUDA_CHECK(cudaFree(j.c));
 
-    bool met = best >= target * copy;
-    printf("target: %.0f%% of copy bandwidth: %s (best %.1f%%)\n", 100.0 * target,
-           met ? "met" : "NOT met", 100.0 * best / copy);
-    return met ? 0 : 1;
+    return wb_bench_target(best >= target * copy, "%.0f%% of copy bandwidth|best %.1f%%",
+                           100.0 * target, 100.0 * best / copy) ? 0 : 1;
 }

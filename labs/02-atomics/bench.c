@@ -2,16 +2,16 @@
  * Lab 02 benchmark: every stage's versions under high contention (one
  * counter, list or lock for the whole grid) and low contention (thousands),
  * with throughput and the speedup over the first version of the stage.
- * `atomics-bench-reference --help` for the options. Exits 1 when a target
+ * `atomics-bench-reference --help` for the options (common/bench.h). Exits 1 when a target
  * of the lab is missed:
  *   - the per-warp worklist push is at least 10x faster than one atomic per
  *     item, all threads pushing into one list;
  *   - the per-block sum reads 2^26 ints at >= 80% of the copy bandwidth.
  */
-#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 
+#include "bench.h"
 #include "lab.h"
 #include "workbook.h"
 
@@ -187,9 +187,10 @@ static bool stage2(int n, double copy, double target)
     wb_table_free(t);
     CUDA_CHECK(cudaFree(j.a));
     CUDA_CHECK(cudaFree(j.b));
-    bool met = block_sum_gbps >= target * copy;
-    printf("target: per-block sum (best block size) >= %.0f%% of copy bandwidth: %s (%.1f%%)\n\n",
-           100 * target, met ? "met" : "NOT met", 100.0 * block_sum_gbps / copy);
+    bool met = wb_bench_target(block_sum_gbps >= target * copy,
+                               "per-block sum (best block size) >= %.0f%% of copy bandwidth|%.1f%%",
+                               100 * target, 100.0 * block_sum_gbps / copy);
+    printf("\n");
     return met;
 }
 
@@ -290,9 +291,10 @@ static bool stage5(int n)
     CUDA_CHECK(cudaFree(j.a));
     CUDA_CHECK(cudaFree(j.b));
     CUDA_CHECK(cudaFree(j.c));
-    bool met = warp_speedup >= 10.0;
-    printf("target: per-warp push >= 10x per-item push into one list: %s (%.1fx)\n\n",
-           met ? "met" : "NOT met", warp_speedup);
+    bool met = wb_bench_target(warp_speedup >= 10.0,
+                               "per-warp push >= 10x per-item push into one list|%.1fx",
+                               warp_speedup);
+    printf("\n");
     return met;
 }
 
@@ -313,65 +315,41 @@ static void stage6(int n)
 
 /* ------------------------------------------------------------------ main */
 
-static void usage(FILE *out, const char *program)
-{
-    fprintf(out,
-            "usage: %s [--stage S] [--n N] [--block B] [--reps R] [--target F]\n"
-            "Times every version of stage S (1..6; default all) with blocks of B threads\n"
-            "(default 256, a multiple of 32), R timed runs each (default 20, median\n"
-            "reported). N scales the work: stage 2 reduces N ints (default 2^26), the\n"
-            "others use N/4 threads (default 2^24; stage 6 inserts N/1024 nodes).\n"
-            "Fails when the per-block sum into one slot (best of blocks 256, 512, 1024)\n"
-            "reads at less than F (default 0.8) of the copy bandwidth, or when the\n"
-            "per-warp worklist push into one list is less than 10x faster than the\n"
-            "per-item one.\n",
-            program);
-}
-
 int main(int argc, char **argv)
 {
-    int stage = 0, n = 1 << 26;
+    int stage = WB_ALL_STAGES, n = 1 << 26;
     double target = 0.8;
-    static const struct option options[] = {{"stage", required_argument, 0, 's'},
-                                            {"n", required_argument, 0, 'n'},
-                                            {"block", required_argument, 0, 'b'},
-                                            {"reps", required_argument, 0, 'r'},
-                                            {"target", required_argument, 0, 't'},
-                                            {"help", no_argument, 0, 'h'},
-                                            {0, 0, 0, 0}};
-    for (int opt; (opt = getopt_long(argc, argv, "s:n:b:r:t:h", options, NULL)) != -1;) {
-        switch (opt) {
-        case 's': stage = atoi(optarg); break;
-        case 'n': n = atoi(optarg); break;
-        case 'b': block_size = atoi(optarg); break;
-        case 'r': reps = atoi(optarg); break;
-        case 't': target = atof(optarg); break;
-        case 'h': usage(stdout, argv[0]); return 0;
-        default: usage(stderr, argv[0]); return 2;
-        }
-    }
-    if (stage < 0 || stage > 6 || n < 4096 || n > INT_MAX / 2 || reps < 1 ||
-        block_size < 32 || block_size > 1024 || block_size % 32 != 0) {
-        fprintf(stderr, "error: need 0 <= stage <= 6, 4096 <= n <= %d, reps >= 1 and a block "
-                "size that is a multiple of 32 up to 1024\n", INT_MAX / 2);
-        return 2;
-    }
-    char reason[256];
-    if (!wb_gpu_usable(reason, sizeof reason)) {
-        fprintf(stderr, "skipped: %s\n", reason);
-        return 77;
-    }
+    const wb_option options[] = {
+        {"stage", "S", WB_INT, &stage, 1, 6, "time only stage S (default: all)"},
+        {"n", "N", WB_INT, &n, 4096, INT_MAX / 2,
+         "scales the work: stage 2 reduces N ints (default 2^26), the others use N/4 threads "
+         "(default 2^24; stage 6 inserts N/1024 nodes)"},
+        {"block", "B", WB_INT, &block_size, 32, 1024,
+         "threads per block, a multiple of 32 (default 256)"},
+        {"reps", "R", WB_INT, &reps, 1, 1e6, "timed runs, median reported (default 20)"},
+        {"target", "F", WB_REAL, &target, 0, 10,
+         "fails when the per-block sum into one slot (best of blocks 256, 512, 1024) reads "
+         "at less than F of the copy bandwidth (default 0.8)"},
+        {0}};
+    wb_bench_options(argc, argv,
+                     "Times every version of each stage under high and low contention. Also\n"
+                     "fails when the per-warp worklist push into one list is less than 10x\n"
+                     "faster than the per-item one.",
+                     options);
+    if (block_size % 32 != 0)
+        wb_bench_usage_error("--block %d: the block size must be a multiple of 32", block_size);
+    wb_bench_need_gpu();
     wb_device dev = wb_device_info();
     double copy = wb_copy_bandwidth_gbps();
     printf("%s, %d SMs, block %d, median of %d runs; copy bandwidth %.0f GB/s\n"
            "(correctness is the tests' job: run `meson test --suite atomics` first)\n\n",
            dev.name, dev.sm_count, block_size, reps, copy);
-    bool met = true;
-    if (stage == 0 || stage == 1) stage1(n / 4);
-    if (stage == 0 || stage == 2) met &= stage2(n, copy, target);
-    if (stage == 0 || stage == 3) stage3();
-    if (stage == 0 || stage == 4) stage4(n / 4);
-    if (stage == 0 || stage == 5) met &= stage5(n / 4);
-    if (stage == 0 || stage == 6) stage6(n / 1024);
+    bool all = stage == WB_ALL_STAGES, met = true;
+    if (all || stage == 1) stage1(n / 4);
+    if (all || stage == 2) met &= stage2(n, copy, target);
+    if (all || stage == 3) stage3();
+    if (all || stage == 4) stage4(n / 4);
+    if (all || stage == 5) met &= stage5(n / 4);
+    if (all || stage == 6) stage6(n / 1024);
     return met ? 0 : 1;
 }

@@ -1,41 +1,24 @@
 /*
  * Lab 03 benchmark: every stage on each graph, with rounds, edges relaxed,
  * MTEPS (graph edges / time) and the speedup over CPU Dijkstra timed in the
- * same run. `sssp-bench-reference --help` for the options. By default it
+ * same run. `sssp-bench-reference --help` for the options (common/bench.h). By default it
  * runs the lab's two targets and exits 1 when one is missed:
  *   - road-like grid, 2048 x 2048 nodes: best stage >= 10x CPU Dijkstra;
  *   - R-MAT, 2^22 nodes / 2^26 edges:    best stage >= 30x CPU Dijkstra.
  */
-#include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "graph.h"
 #include "workbook.h"
 
 typedef void (*sssp_fn)(sssp_graph, int, int *, sssp_work *, sssp_stats *);
 static const sssp_fn stages[] = {NULL, sssp_stage1, sssp_stage2, sssp_stage3, sssp_stage4};
 
-static int reps = 3, only_stage = 0;
-
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: sssp-bench-{reference,student} [options]\n"
-            "  --graph FILE      a DIMACS .gr or .gr.gz file instead of the generated graphs\n"
-            "  --source S        source node, 1-based as in DIMACS (default 1)\n"
-            "  --gen KIND        grid, rmat, uniform or all (default: grid and rmat)\n"
-            "  --scale K         2^K nodes for generated graphs (default 22)\n"
-            "  --degree D        edges per node for rmat/uniform (default 16)\n"
-            "  --long-edges L    highways added to the grid (default 2^(K-12))\n"
-            "  --max-weight W    weights uniform in 1..W (default 1000)\n"
-            "  --stage N         time only stage N (1-4)\n"
-            "  --reps R          timed repetitions, median reported (default 3)\n"
-            "  --write FILE      write the generated graph as DIMACS and exit\n"
-            "  --help            this text\n"
-            "Exit status: 0 targets met, 1 a target missed or bad input, 77 no GPU.\n");
-}
+static int reps = 3, only_stage = WB_ALL_STAGES;
 
 static double now_ms(void)
 {
@@ -82,7 +65,7 @@ static double bench_graph(const graph *g, int source, const char *name)
                  g->m / (cpu_ms * 1e3), cpu_ms);
     double best = 0.0;
     for (int stage = 1; stage <= 4; stage++) {
-        if (only_stage && stage != only_stage)
+        if (only_stage != WB_ALL_STAGES && stage != only_stage)
             continue;
         /* Validate before timing: a wrong answer is not a result. */
         j.stage = stage;
@@ -113,62 +96,61 @@ static double bench_graph(const graph *g, int source, const char *name)
     return best;
 }
 
-static int parse_int(const char *option, const char *text, int lo, int hi)
+/* The speedup line of a generated graph; at the target's size, the target's. */
+static bool report_speedup(const char *name, double best, bool at_target_size, double target)
 {
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*text == '\0' || *end || v < lo || v > hi) {
-        fprintf(stderr, "--%s: expected an integer in %d..%d, got \"%s\"\n", option, lo, hi,
-                text);
-        exit(1);
-    }
-    return (int)v;
+    if (at_target_size)
+        return wb_bench_target(best >= target, "%s: best speedup over CPU Dijkstra >= %.0fx|%.1fx",
+                               name, target, best);
+    printf("%s: best speedup over CPU Dijkstra %.1fx\n", name, best);
+    return true;
 }
 
 int main(int argc, char **argv)
 {
-    static struct option options[] = {
-        {"graph", required_argument, 0, 'g'}, {"source", required_argument, 0, 's'},
-        {"gen", required_argument, 0, 'k'},   {"scale", required_argument, 0, 'n'},
-        {"degree", required_argument, 0, 'd'}, {"long-edges", required_argument, 0, 'l'},
-        {"max-weight", required_argument, 0, 'w'}, {"stage", required_argument, 0, 't'},
-        {"reps", required_argument, 0, 'r'},  {"write", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
     const char *file = NULL, *gen = "default", *write = NULL;
-    int source = 1, scale = 22, degree = 16, long_edges = -1, max_weight = 1000, opt;
-    while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-        switch (opt) {
-        case 'g': file = optarg; break;
-        case 's': source = parse_int("source", optarg, 1, INT_MAX); break;
-        case 'k': gen = optarg; break;
-        case 'n': scale = parse_int("scale", optarg, 1, 26); break;
-        case 'd': degree = parse_int("degree", optarg, 1, 64); break;
-        case 'l': long_edges = parse_int("long-edges", optarg, 0, 1 << 24); break;
-        case 'w': max_weight = parse_int("max-weight", optarg, 1, SSSP_MAX_WEIGHT); break;
-        case 't': only_stage = parse_int("stage", optarg, 1, 4); break;
-        case 'r': reps = parse_int("reps", optarg, 1, 1000); break;
-        case 'o': write = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "unexpected argument \"%s\"\n", argv[optind]);
-        usage(stderr);
-        return 1;
+    int source = 1, scale = 22, nodes = 0, degree = 16, long_edges = -1, max_weight = 1000;
+    const wb_option options[] = {
+        {"stage", "S", WB_INT, &only_stage, 1, 4, "time only stage S (default: all)"},
+        {"n", "N", WB_INT, &nodes, 2, 1 << 26,
+         "nodes of the generated graphs, a power of two (default 2^22; the same as --scale)"},
+        {"block", NULL, WB_INT, NULL, 0, 0, "each stage's code fixes its block size"},
+        {"reps", "R", WB_INT, &reps, 1, 1000, "timed repetitions, median reported (default 3)"},
+        {"target", NULL, WB_REAL, NULL, 0, 0,
+         "the targets are fixed: best stage >= 10x CPU Dijkstra on the grid, >= 30x on R-MAT, "
+         "at 2^22 nodes (R-MAT with degree 16)"},
+        {"graph", "FILE", WB_TEXT, &file, 0, 0,
+         "a DIMACS .gr or .gr.gz file instead of the generated graphs"},
+        {"source", "S", WB_INT, &source, 1, INT_MAX, "source node, 1-based as in DIMACS (default 1)"},
+        {"gen", "KIND", WB_TEXT, &gen, 0, 0, "grid, rmat, uniform or all (default: grid and rmat)"},
+        {"scale", "K", WB_INT, &scale, 1, 26, "2^K nodes for generated graphs (default 22)"},
+        {"degree", "D", WB_INT, &degree, 1, 64, "edges per node for rmat/uniform (default 16)"},
+        {"long-edges", "L", WB_INT, &long_edges, 0, 1 << 24,
+         "highways added to the grid (default 2^(K-12))"},
+        {"max-weight", "W", WB_INT, &max_weight, 1, SSSP_MAX_WEIGHT,
+         "weights uniform in 1..W (default 1000)"},
+        {"write", "FILE", WB_TEXT, &write, 0, 0,
+         "write the generated graph as DIMACS and exit (no GPU needed)"},
+        {0}};
+    wb_bench_options(argc, argv,
+                     "Times every stage on each graph (rounds, edges relaxed, MTEPS) next to CPU\n"
+                     "Dijkstra timed in the same run. Exit status 1 also for an unreadable graph.",
+                     options);
+    if (nodes) {
+        if (nodes & (nodes - 1))
+            wb_bench_usage_error("--n %d: the generated graphs have a power of two of nodes "
+                                 "(2^K: --n 4194304 or --scale 22)", nodes);
+        for (scale = 0; (1 << scale) < nodes; scale++)
+            ;
     }
     bool all = !strcmp(gen, "all"), fallback = !strcmp(gen, "default");
     bool want_grid = all || fallback || !strcmp(gen, "grid"),
          want_rmat = all || fallback || !strcmp(gen, "rmat"),
          want_uniform = all || !strcmp(gen, "uniform");
-    if (!want_grid && !want_rmat && !want_uniform) {
-        fprintf(stderr, "--gen: expected grid, rmat, uniform or all, got \"%s\"\n", gen);
-        return 1;
-    }
-    if ((long long)degree << scale > INT_MAX) {
-        fprintf(stderr, "--degree %d: more than 2^31 edges at scale %d\n", degree, scale);
-        return 1;
-    }
+    if (!want_grid && !want_rmat && !want_uniform)
+        wb_bench_usage_error("--gen: expected grid, rmat, uniform or all, got \"%s\"", gen);
+    if ((long long)degree << scale > INT_MAX)
+        wb_bench_usage_error("--degree %d: more than 2^31 edges at scale %d", degree, scale);
     int side = 1 << (scale / 2), n = 1 << scale;
     if (long_edges < 0)
         long_edges = scale > 12 ? 1 << (scale - 12) : 1;
@@ -176,10 +158,8 @@ int main(int argc, char **argv)
     char error[512];
 
     if (write) {   /* no GPU needed: makes test data and inputs for other tools */
-        if (all) {
-            fprintf(stderr, "--write: choose one of --gen grid, rmat or uniform\n");
-            return 1;
-        }
+        if (all)
+            wb_bench_usage_error("--write: choose one of --gen grid, rmat or uniform");
         graph g = want_rmat && !fallback ? graph_rmat(scale, degree * n, max_weight, &rng)
                   : want_uniform         ? graph_uniform(n, degree * n, max_weight, &rng)
                                          : graph_grid(side, n / side, long_edges, max_weight, &rng);
@@ -199,11 +179,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s\n", file, error);
         return 1;
     }
-    char reason[256];
-    if (!wb_gpu_usable(reason, sizeof reason)) {
-        printf("skipped: %s\n", reason);
-        return 77;
-    }
+    wb_bench_need_gpu();
     wb_device dev = wb_device_info();
     printf("%s, %d SMs\n", dev.name, dev.sm_count);
 
@@ -212,28 +188,20 @@ int main(int argc, char **argv)
         graph_free(&from_file);
         return best < 0.0 ? 1 : 0;
     }
-    if (source > n) {
-        fprintf(stderr, "--source %d: the generated graphs have %d nodes\n", source, n);
-        return 1;
-    }
+    if (source > n)
+        wb_bench_usage_error("--source %d: the generated graphs have %d nodes", source, n);
     int status = 0;
     if (want_grid) {
         graph g = graph_grid(side, n / side, long_edges, max_weight, &rng);
         double best = bench_graph(&g, source - 1, "grid");
         graph_free(&g);
-        bool target = scale >= 22;
-        printf("grid: best speedup over CPU Dijkstra %.1fx%s\n", best,
-               target ? (best >= 10.0 ? " (target 10x: met)" : " (target 10x: MISSED)") : "");
-        status |= best < 0.0 || (target && best < 10.0);
+        status |= best < 0.0 || !report_speedup("grid", best, scale >= 22, 10.0);
     }
     if (want_rmat) {
         graph g = graph_rmat(scale, degree * n, max_weight, &rng);
         double best = bench_graph(&g, source - 1, "rmat");
         graph_free(&g);
-        bool target = scale >= 22 && degree >= 16;
-        printf("rmat: best speedup over CPU Dijkstra %.1fx%s\n", best,
-               target ? (best >= 30.0 ? " (target 30x: met)" : " (target 30x: MISSED)") : "");
-        status |= best < 0.0 || (target && best < 30.0);
+        status |= best < 0.0 || !report_speedup("rmat", best, scale >= 22 && degree >= 16, 30.0);
     }
     if (want_uniform) {
         graph g = graph_uniform(n, degree * n, max_weight, &rng);

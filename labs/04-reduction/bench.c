@@ -3,7 +3,7 @@
  * and cumulative speedup) with CUB's DeviceReduce::Sum and the copy bandwidth
  * measured in the same run; optionally the stage x threads-per-block sweep;
  * then the target: at 2^28 ints the best stage reaches --target of CUB.
- * `reduction-bench-reference --help` for the options.
+ * `reduction-bench-reference --help` for the options (common/bench.h).
  *
  * 2^22 ints are 16 MB and fit in the H100's 50 MB L2: re-reading one buffer
  * would time the cache. Every timed run therefore reads the next of several
@@ -11,10 +11,11 @@
  * DRAM bandwidth; the "one buffer" column shows the cached figure beside it.
  * Bandwidth counts the bytes read, 4 n (the partial sums are negligible).
  */
-#include <getopt.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "bench.h"
 #include "cub_sum.h"
 #include "lab.h"
 #include "workbook.h"
@@ -190,60 +191,36 @@ static double target_table(job *j, int expected, int first, int last, int reps)
     return best / cub;
 }
 
-static void usage(FILE *out, const char *program)
-{
-    fprintf(out,
-            "usage: %s [--stage S] [--block B] [--n N] [--big N] [--reps R] [--sweep]\n"
-            "          [--target F]\n"
-            "Times the reduction stages (all, or only S) with blocks of B threads (default\n"
-            "256) at N ints (default 2^22, the lecture's size) over %d rotating copies of\n"
-            "the input, next to CUB and the copy bandwidth. --sweep adds the stage x\n"
-            "threads-per-block table (32 ... 1024). Then times the stages at --big ints\n"
-            "(default 2^28; 0 skips it) and fails (exit 1) unless the best stage reaches\n"
-            "F (default 0.95) of CUB's bandwidth there. R timed runs (default 20).\n",
-            program, ROTATE);
-}
-
 int main(int argc, char **argv)
 {
-    int n = 1 << 22, big = 1 << 28, only_stage = -1, block = 256, reps = 20, sweep = 0;
+    int n = 1 << 22, big = 1 << 28, only_stage = WB_ALL_STAGES, block = 256, reps = 20;
+    bool sweep = false;
     double target = 0.95;
-    static const struct option options[] = {{"stage", required_argument, 0, 's'},
-                                            {"block", required_argument, 0, 'b'},
-                                            {"n", required_argument, 0, 'n'},
-                                            {"big", required_argument, 0, 'g'},
-                                            {"reps", required_argument, 0, 'r'},
-                                            {"sweep", no_argument, 0, 'w'},
-                                            {"target", required_argument, 0, 't'},
-                                            {"help", no_argument, 0, 'h'},
-                                            {0, 0, 0, 0}};
-    for (int opt; (opt = getopt_long(argc, argv, "s:b:n:g:r:wt:h", options, NULL)) != -1;) {
-        switch (opt) {
-        case 's': only_stage = atoi(optarg); break;
-        case 'b': block = atoi(optarg); break;
-        case 'n': n = atoi(optarg); break;
-        case 'g': big = atoi(optarg); break;
-        case 'r': reps = atoi(optarg); break;
-        case 'w': sweep = 1; break;
-        case 't': target = atof(optarg); break;
-        case 'h': usage(stdout, argv[0]); return 0;
-        default: usage(stderr, argv[0]); return 2;
-        }
-    }
-    if (optind < argc || n < 1 || big < 0 || reps < 1 || only_stage < -1 ||
-        only_stage >= REDUCE_STAGES || block < REDUCE_MIN_BLOCK || block > REDUCE_MAX_BLOCK ||
-        (block & (block - 1)) != 0) {
-        fprintf(stderr, "error: need 0 <= stage < %d, block a power of two from %d to %d, "
-                        "n >= 1, big >= 0, reps >= 1 (see --help)\n",
-                REDUCE_STAGES, REDUCE_MIN_BLOCK, REDUCE_MAX_BLOCK);
-        return 2;
-    }
-    char reason[256];
-    if (!wb_gpu_usable(reason, sizeof reason)) {
-        fprintf(stderr, "skipped: %s\n", reason);
-        return 77;   /* meson's "skipped" */
-    }
-    int first = only_stage < 0 ? 0 : only_stage, last = only_stage < 0 ? REDUCE_STAGES - 1 : only_stage;
+    const wb_option options[] = {
+        {"stage", "S", WB_INT, &only_stage, 0, REDUCE_STAGES - 1,
+         "time only stage S (default: all)"},
+        {"n", "N", WB_INT, &n, 1, INT_MAX, "ints in the lecture's table (default 2^22)"},
+        {"block", "B", WB_INT, &block, REDUCE_MIN_BLOCK, REDUCE_MAX_BLOCK,
+         "threads per block, a power of two (default 256)"},
+        {"reps", "R", WB_INT, &reps, 1, 1e6, "timed runs, median reported (default 20)"},
+        {"target", "F", WB_REAL, &target, 0, 10,
+         "fails unless the best stage reaches F of CUB's bandwidth at --big ints (default 0.95)"},
+        {"big", "N", WB_INT, &big, 0, INT_MAX,
+         "ints of the target's table (default 2^28; 0 skips it)"},
+        {"sweep", NULL, WB_FLAG, &sweep, 0, 0,
+         "adds the stage x threads-per-block table (32 ... 1024)"},
+        {0}};
+    char about[512];
+    snprintf(about, sizeof about,
+             "Times the reduction stages at N ints over %d rotating copies of the input, next\n"
+             "to CUB and the copy bandwidth; then every stage at --big ints against CUB.",
+             ROTATE);
+    wb_bench_options(argc, argv, about, options);
+    if ((block & (block - 1)) != 0)
+        wb_bench_usage_error("--block %d: the block size must be a power of two", block);
+    wb_bench_need_gpu();
+    bool all = only_stage == WB_ALL_STAGES;
+    int first = all ? 0 : only_stage, last = all ? REDUCE_STAGES - 1 : only_stage;
     wb_device dev = wb_device_info();
     double copy = wb_copy_bandwidth_gbps();
 
@@ -260,8 +237,6 @@ int main(int argc, char **argv)
     expected = setup(&j, big, 1);
     double ratio = target_table(&j, expected, first, last, reps);
     teardown(&j);
-    bool met = ratio >= target;
-    printf("target: best stage >= %.0f%% of CUB's bandwidth at n = %d: %s (best %.1f%%)\n",
-           100.0 * target, big, met ? "met" : "NOT met", 100.0 * ratio);
-    return met ? 0 : 1;
+    return wb_bench_target(ratio >= target, "best stage >= %.0f%% of CUB's bandwidth at n = %d|"
+                           "best %.1f%%", 100.0 * target, big, 100.0 * ratio) ? 0 : 1;
 }

@@ -1,12 +1,12 @@
 /*
  * Lab 05 benchmark: every stage at 1024^3, 2048^3, 4096^3 and one
  * non-square size, next to cuBLAS SGEMM (pedantic FP32) measured in the
- * same run. `matmul-bench-reference --help` for the options. Exits 1 when
+ * same run. `matmul-bench-reference --help` for the options (common/bench.h). Exits 1 when
  * the best stage at 4096^3 is below --target of cuBLAS.
  */
-#include <getopt.h>
 #include <stdlib.h>
 
+#include "bench.h"
 #include "lab.h"
 #include "workbook.h"
 
@@ -23,19 +23,6 @@ static void run(void *context)
         matmul_cublas(j->A, j->B, j->C, j->m, j->n, j->k);
     else
         matmul(j->stage, j->tile_width, j->A, j->B, j->C, j->m, j->n, j->k);
-}
-
-static void usage(FILE *out, const char *program)
-{
-    fprintf(out,
-            "usage: %s [--stage S] [--size N | --size MxNxK] [--reps R] [--target F]\n"
-            "Times matmul stage S (default: all, stages 2 and 3 with tiles 16 and 32)\n"
-            "on the given size (default: 1024, 2048, 4096 square and 2048x6144x1536),\n"
-            "median of R runs (default 10; fewer for the naive stages at large sizes),\n"
-            "next to cuBLAS SGEMM in pedantic FP32. Each result is checked against\n"
-            "cuBLAS first. Fails unless the best stage at 4096^3 reaches F (default\n"
-            "0.75) of cuBLAS.\n",
-            program);
 }
 
 static bool parse_size(const char *text, int size[3])
@@ -103,7 +90,7 @@ static double bench_size(int m, int n, int k, int only_stage, int reps, bool *ok
                  cublas_gflops);
     double best = 0.0;
     for (int stage = 0; stage <= 5; stage++) {
-        if (only_stage >= 0 && stage != only_stage)
+        if (only_stage != WB_ALL_STAGES && stage != only_stage)
             continue;
         for (int tile = 16; tile <= 32; tile += 16) {
             if (stage == 2 && (m % tile || n % tile || k % tile))
@@ -147,38 +134,28 @@ static double bench_size(int m, int n, int k, int only_stage, int reps, bool *ok
 
 int main(int argc, char **argv)
 {
-    int only_stage = -1, reps = 10, size[3] = {0, 0, 0};
+    int only_stage = WB_ALL_STAGES, reps = 10, size[3] = {0, 0, 0};
+    const char *size_text = NULL;
     double target = 0.75;
-    static const struct option options[] = {{"stage", required_argument, 0, 's'},
-                                            {"size", required_argument, 0, 'n'},
-                                            {"reps", required_argument, 0, 'r'},
-                                            {"target", required_argument, 0, 't'},
-                                            {"help", no_argument, 0, 'h'},
-                                            {0, 0, 0, 0}};
-    for (int opt; (opt = getopt_long(argc, argv, "s:n:r:t:h", options, NULL)) != -1;) {
-        switch (opt) {
-        case 's': only_stage = atoi(optarg); break;
-        case 'n':
-            if (!parse_size(optarg, size)) {
-                fprintf(stderr, "error: --size takes N or MxNxK with positive numbers\n");
-                return 2;
-            }
-            break;
-        case 'r': reps = atoi(optarg); break;
-        case 't': target = atof(optarg); break;
-        case 'h': usage(stdout, argv[0]); return 0;
-        default: usage(stderr, argv[0]); return 2;
-        }
-    }
-    if (optind < argc || only_stage < -1 || only_stage > 5 || reps < 1) {
-        fprintf(stderr, "error: need 0 <= stage <= 5 and reps >= 1 (--help)\n");
-        return 2;
-    }
-    char reason[256];
-    if (!wb_gpu_usable(reason, sizeof reason)) {
-        fprintf(stderr, "skipped: %s\n", reason);
-        return 77;   /* meson's "skipped" */
-    }
+    const wb_option options[] = {
+        {"stage", "S", WB_INT, &only_stage, 0, 5,
+         "time only stage S (default: all; stages 2 and 3 with tiles 16 and 32)"},
+        {"n", "N|MxNxK", WB_TEXT, &size_text, 0, 0,
+         "one size, square or m x n x k (default: 1024, 2048, 4096 square and 2048x6144x1536)"},
+        {"block", NULL, WB_INT, NULL, 0, 0,
+         "the blocks are the stages' tiles: 16 x 16 and 32 x 32 threads, both timed"},
+        {"reps", "R", WB_INT, &reps, 1, 1e6,
+         "timed runs, median reported (default 10; fewer for the naive stages at large sizes)"},
+        {"target", "F", WB_REAL, &target, 0, 10,
+         "fails unless the best stage at 4096^3 reaches F of cuBLAS (default 0.75)"},
+        {0}};
+    wb_bench_options(argc, argv,
+                     "Times the matmul stages next to cuBLAS SGEMM in pedantic FP32; each result\n"
+                     "is checked against cuBLAS first.",
+                     options);
+    if (size_text && !parse_size(size_text, size))
+        wb_bench_usage_error("--size %s: give N or MxNxK with positive numbers", size_text);
+    wb_bench_need_gpu();
 
     bool ok = true;
     if (size[0]) {
@@ -190,8 +167,7 @@ int main(int argc, char **argv)
     double at_4096 = 0.0;
     for (int i = 0; i < 4; i++)
         at_4096 = bench_size(sizes[i][0], sizes[i][1], sizes[i][2], only_stage, reps, &ok);
-    bool met = at_4096 >= target;
-    printf("target: best stage at 4096^3 >= %.0f%% of cuBLAS: %s (best %.1f%%)\n", 100.0 * target,
-           met ? "met" : "NOT met", 100.0 * at_4096);
+    bool met = wb_bench_target(at_4096 >= target, "best stage at 4096^3 >= %.0f%% of cuBLAS|"
+                               "best %.1f%%", 100.0 * target, 100.0 * at_4096);
     return ok && met ? 0 : 1;
 }

@@ -2,14 +2,16 @@
  * Lab 06 benchmark: host<->device bandwidth, the five versions at 2^28
  * floats, the overlap they reach against the ideal pipeline, and the
  * implicit-synchronisation experiment, with version 5's events written as a
- * timeline (CSV; timeline.py draws it). `streams-bench-reference --help`.
+ * timeline (CSV; timeline.py draws it). `streams-bench-reference --help`
+ * for the options (common/bench.h).
  * Exits 1 when the best overlapped version misses the lab's targets.
  */
-#include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "lab.h"
 #include "workbook.h"
 
@@ -217,63 +219,227 @@ static double copy_gbps(void *dst, const void *src, size_t bytes, enum cudaMemcp
     return wb_gbps((double)bytes, wb_time_gpu(run_copy, &c, 1, reps).median_ms);
 }
 
-static void usage(FILE *out, const char *program)
+/* ------------------------------------------------------------ the tables */
+
+/* Inputs: random, the same in pageable and pinned memory, and on the device. */
+static void setup(bench *b, int n, int streams, int segments, int block)
 {
-    fprintf(out,
-            "usage: %s [--n N] [--repeat R] [--streams S] [--segments M] [--reps K]\n"
-            "          [--stage V] [--timeline FILE] [--target-efficiency F]\n"
-            "          [--target-speedup X]\n"
-            "Times the five versions on N floats (default 2^28) with R FMAs per element\n"
-            "(default: measured, so that the kernel takes as long as the copy in), S\n"
-            "streams (default 4) and M segments (default 32), median of K runs (default 5),\n"
-            "then sweeps streams and segments for versions 3 and 4 and runs the implicit-\n"
-            "synchronisation experiment. --stage V times version V only (no targets).\n"
-            "Version 5's events go to FILE as CSV (default $WB_RESULTS_DIR/"
-            "streams-timeline.csv\nwhen set); draw them with labs/06-streams/timeline.py.\n"
-            "Fails unless the best overlapped version reaches overlap efficiency F\n"
-            "(default 0.9) and is X times (default 1.8) faster than version 2.\n",
-            program);
+    memset(b, 0, sizeof *b);
+    wb_rng rng = wb_rng_for("streams bench");
+    b->cfg = (saxpy_config){wb_rng_float(&rng, -2.0f, 2.0f), 1, streams, segments, block, false};
+    b->pinned = (saxpy_host){n, host_alloc((size_t)n, true), host_alloc((size_t)n, true),
+                             host_alloc((size_t)n, true)};
+    b->pageable = (saxpy_host){n, host_alloc((size_t)n, false), host_alloc((size_t)n, false),
+                               host_alloc((size_t)n, false)};
+    size_t bytes = sizeof(float) * (size_t)n;
+    wb_fill_floats((float *)b->pinned.x, (size_t)n, -1.0f, 1.0f, &rng);
+    wb_fill_floats((float *)b->pinned.y, (size_t)n, -1.0f, 1.0f, &rng);
+    memcpy((float *)b->pageable.x, b->pinned.x, bytes);
+    memcpy((float *)b->pageable.y, b->pinned.y, bytes);
+    memset(b->pageable.z, 0, bytes);   /* touch every page once, as the pinned one is */
+    b->dev = saxpy_device_new(n, SAXPY_MAX_STREAMS);
+    CUDA_CHECK(cudaMemcpy(b->dev->x, b->pinned.x, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(b->dev->y, b->pinned.y, bytes, cudaMemcpyHostToDevice));
 }
+
+static void teardown(bench *b)
+{
+    saxpy_timeline_free(b->tl);
+    saxpy_device_free(b->dev);
+    free(b->sample);
+    free(b->expected);
+    for (int pinned = 0; pinned < 2; pinned++) {
+        saxpy_host *h = pinned ? &b->pinned : &b->pageable;
+        host_free((float *)h->x, pinned);
+        host_free((float *)h->y, pinned);
+        host_free(h->z, pinned);
+    }
+}
+
+/* 1. Host <-> device bandwidth over up to 256 MiB. */
+static void bandwidth_table(bench *b, int reps)
+{
+    size_t bytes = sizeof(float) * (size_t)b->pinned.n;
+    size_t copy_bytes = bytes < ((size_t)256 << 20) ? bytes : (size_t)256 << 20;
+    char title[512];
+    snprintf(title, sizeof title, "host <-> device bandwidth, %zu MiB per copy, %s, median of %d",
+             copy_bytes >> 20, wb_device_info().name, reps);
+    wb_table *table = wb_table_new("streams-bandwidth", title, "direction|host memory|GB/s");
+    for (int pinned = 0; pinned < 2; pinned++) {
+        saxpy_host *h = pinned ? &b->pinned : &b->pageable;
+        double h2d = copy_gbps(b->dev->x, h->x, copy_bytes, cudaMemcpyHostToDevice, reps);
+        double d2h = copy_gbps(h->z, b->dev->y, copy_bytes, cudaMemcpyDeviceToHost, reps);
+        const char *kind = pinned ? "pinned" : "pageable";
+        wb_table_row(table, "host to device|%s|%.1f", kind, h2d);
+        wb_table_row(table, "device to host|%s|%.1f", kind, d2h);
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+}
+
+/* 2. The intensity: the given repeat, or the one at which the kernel takes
+ * as long as the copy in of the whole array. */
+static void choose_repeat(bench *b, int repeat, int reps)
+{
+    stage_times whole = measure_stages(b, 1, reps);
+    b->cfg.repeat = repeat ? repeat : calibrate_repeat(b, whole.in, reps);
+    printf("\nrepeat = %d%s: whole-array copy in %.2f ms (%.1f GB/s), kernel %.2f ms, copy "
+           "out %.2f ms\n", b->cfg.repeat, repeat ? " (given)" : " (measured: kernel = copy in)",
+           whole.in, wb_gbps(2.0 * sizeof(float) * (double)b->pinned.n, whole.in),
+           time_kernel(b, b->cfg.repeat, reps), whole.out);
+    prepare_check(b);
+}
+
+/* The fastest overlapped run so far (versions 3 to 5), for the target. */
+typedef struct {
+    double ms, efficiency;
+    int version, streams, segments;
+} best_run;
+
+static void consider(best_run *best, double ms, double ideal, int version, int streams,
+                     int segments)
+{
+    if (ms < best->ms)
+        *best = (best_run){ms, ideal / ms, version, streams, segments};
+}
+
+/* 3. The versions (only one when only != 0); returns version 2's time (NaN
+ * when it did not run). */
+static double versions_table(bench *b, int only, int streams, int segments, int reps,
+                             best_run *best)
+{
+    char title[512];
+    snprintf(title, sizeof title,
+             "streams: n = %d floats, repeat = %d, median of %d; ideal = the three-stage "
+             "pipeline from the measured stage times of one segment; efficiency = ideal / time",
+             b->pinned.n, b->cfg.repeat, reps);
+    wb_table *table = wb_table_new("streams-versions", title,
+                                   "version|what|streams|segments|time (ms)|vs v1|vs v2|"
+                                   "stages in/kernel/out (ms)|ideal (ms)|efficiency");
+    double v1 = NAN, v2 = NAN;
+    for (int v = only ? only : 1; v <= (only ? only : 5); v++) {
+        double ms = time_version(b, v, streams, segments, reps);
+        v1 = v == 1 ? ms : v1;
+        v2 = v == 2 ? ms : v2;
+        if (v == 1) {
+            wb_table_row(table, "1|%s|1|1|%.1f|1.00|-|-|-|-", version_names[1], ms);
+            continue;
+        }
+        stage_times st = measure_stages(b, b->cfg.segments, reps);
+        double ideal = ideal_ms(st, b->cfg.segments);
+        wb_table_row(table, "%d|%s|%d|%d|%.1f|%.2f|%.2f|%.2f/%.2f/%.2f|%.1f|%.2f", v,
+                     version_names[v], b->cfg.streams, b->cfg.segments, ms, v1 / ms, v2 / ms,
+                     st.in, st.kernel, st.out, ideal, ideal / ms);
+        if (v >= 3)
+            consider(best, ms, ideal, v, b->cfg.streams, b->cfg.segments);
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    return v2;
+}
+
+/* 4. Sweeps: segments at the given stream count, streams at the given
+ * segment count, for versions 3 and 4. */
+static void sweep_table(bench *b, int streams, int segments, int reps, best_run *best)
+{
+    char title[512];
+    snprintf(title, sizeof title, "versions 3 and 4 over streams and segments (ms; "
+             "efficiency in brackets), n = %d, repeat = %d", b->pinned.n, b->cfg.repeat);
+    wb_table *table = wb_table_new("streams-sweep", title, "streams|segments|stages "
+                                   "in/kernel/out (ms)|ideal (ms)|v3 depth first|v4 breadth first");
+    static const int segment_counts[] = {4, 8, 16, 32, 64}, stream_counts[] = {2, 3, 8, 16};
+    for (int i = 0; i < 5 + 4; i++) {
+        int s = i < 5 ? streams : stream_counts[i - 5], m = i < 5 ? segment_counts[i] : segments;
+        stage_times st = measure_stages(b, m, reps);
+        double ideal = ideal_ms(st, m), ms[2];
+        for (int v = 3; v <= 4; v++) {
+            ms[v - 3] = time_version(b, v, s, m, reps);
+            consider(best, ms[v - 3], ideal, v, s, m);
+        }
+        wb_table_row(table, "%d|%d|%.2f/%.2f/%.2f|%.1f|%.1f (%.2f)|%.1f (%.2f)", s, m, st.in,
+                     st.kernel, st.out, ideal, ms[0], ideal / ms[0], ms[1], ideal / ms[1]);
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+}
+
+/* 5. The experiment: version 5 with a default-stream call after each kernel. */
+static void implicit_sync_table(bench *b, int streams, int segments, double v2, int reps)
+{
+    b->cfg.default_stream_call = true;
+    double serialised = time_version(b, 5, streams, segments, reps);
+    b->cfg.default_stream_call = false;
+    double ideal = ideal_ms(measure_stages(b, segments, reps), segments);
+    char title[512];
+    snprintf(title, sizeof title, "implicit synchronisation: version 5, %d streams, %d "
+             "segments, with and without a cudaMemset on the default stream after each kernel",
+             streams, segments);
+    wb_table *table = wb_table_new("streams-implicit-sync", title,
+                                   "case|time (ms)|vs v2|ideal (ms)|efficiency");
+    double overlapped = time_version(b, 5, streams, segments, reps);
+    wb_table_row(table, "overlapped|%.1f|%.2f|%.1f|%.2f", overlapped, v2 / overlapped, ideal,
+                 ideal / overlapped);
+    wb_table_row(table, "default-stream call|%.1f|%.2f|%.1f|%.2f", serialised,
+                 v2 / serialised, ideal, ideal / serialised);
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+}
+
+/* Version 5's events: its last overlapped run now, the default-stream
+ * experiment once more at the end (timeline_end). */
+static FILE *timeline_begin(const char *path, const bench *b)
+{
+    FILE *csv = fopen(path, "w");
+    if (!csv)
+        wb_fail("cannot write the timeline to %s", path);
+    fprintf(csv, "experiment,segment,stream,kind,start_ms,end_ms\n");
+    write_timeline(csv, "overlap", b);
+    return csv;
+}
+
+static void timeline_end(FILE *csv, const char *path, bench *b)
+{
+    b->cfg.default_stream_call = true;
+    run(b);
+    write_timeline(csv, "default-stream call", b);
+    fclose(csv);
+    printf("timeline written to %s (draw it: python3 labs/06-streams/timeline.py %s)\n", path,
+           path);
+}
+
+/* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
 {
-    int n = 1 << 28, repeat = 0, streams = 4, segments = 32, reps = 5, only = 0;
+    int n = 1 << 28, repeat = 0, streams = 4, segments = 32, reps = 5, only = 0, block = 256;
     double target_efficiency = 0.9, target_speedup = 1.8;
     const char *timeline = NULL;
-    static const struct option options[] = {
-        {"n", required_argument, 0, 'n'},        {"repeat", required_argument, 0, 'r'},
-        {"streams", required_argument, 0, 's'},  {"segments", required_argument, 0, 'm'},
-        {"reps", required_argument, 0, 'k'},     {"stage", required_argument, 0, 'v'},
-        {"timeline", required_argument, 0, 'f'}, {"target-efficiency", required_argument, 0, 'e'},
-        {"target-speedup", required_argument, 0, 'x'}, {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    for (int opt; (opt = getopt_long(argc, argv, "n:r:s:m:k:v:f:e:x:h", options, NULL)) != -1;) {
-        switch (opt) {
-        case 'n': n = atoi(optarg); break;
-        case 'r': repeat = atoi(optarg); break;
-        case 's': streams = atoi(optarg); break;
-        case 'm': segments = atoi(optarg); break;
-        case 'k': reps = atoi(optarg); break;
-        case 'v': only = atoi(optarg); break;
-        case 'f': timeline = optarg; break;
-        case 'e': target_efficiency = atof(optarg); break;
-        case 'x': target_speedup = atof(optarg); break;
-        case 'h': usage(stdout, argv[0]); return 0;
-        default: usage(stderr, argv[0]); return 2;
-        }
-    }
-    if (n < 1 || reps < 1 || repeat < 0 || streams < 1 || streams > SAXPY_MAX_STREAMS ||
-        segments < 1 || segments > SAXPY_MAX_SEGMENTS || only < 0 || only > 5) {
-        fprintf(stderr, "error: need n >= 1, reps >= 1, repeat >= 0 (0: measure it), "
-                        "1 <= streams <= %d, 1 <= segments <= %d, stage 1 to 5\n",
-                SAXPY_MAX_STREAMS, SAXPY_MAX_SEGMENTS);
-        return 2;
-    }
-    char reason[256];
-    if (!wb_gpu_usable(reason, sizeof reason)) {
-        fprintf(stderr, "skipped: %s\n", reason);
-        return 77;   /* meson's "skipped" */
-    }
+    const wb_option options[] = {
+        {"stage", "V", WB_INT, &only, 1, 5,
+         "time version V only (default: all, then the sweeps and the targets)"},
+        {"n", "N", WB_INT, &n, 1, INT_MAX, "floats (default 2^28)"},
+        {"block", "B", WB_INT, &block, 1, 1024, "threads per block of the kernel (default 256)"},
+        {"reps", "K", WB_INT, &reps, 1, 1e6, "timed runs, median reported (default 5)"},
+        {"target", NULL, WB_REAL, NULL, 0, 0,
+         "this lab has two targets: --target-efficiency F and --target-speedup X"},
+        {"repeat", "R", WB_INT, &repeat, 0, INT_MAX,
+         "FMAs per element (default 0: measured, so that the kernel takes as long as the copy "
+         "in)"},
+        {"streams", "S", WB_INT, &streams, 1, SAXPY_MAX_STREAMS, "streams (default 4)"},
+        {"segments", "M", WB_INT, &segments, 1, SAXPY_MAX_SEGMENTS, "segments (default 32)"},
+        {"timeline", "FILE", WB_TEXT, &timeline, 0, 0,
+         "version 5's events as CSV (default $WB_RESULTS_DIR/streams-timeline.csv when set); "
+         "draw them with labs/06-streams/timeline.py"},
+        {"target-efficiency", "F", WB_REAL, &target_efficiency, 0, 10,
+         "fails unless the best overlapped version reaches overlap efficiency F (default 0.9)"},
+        {"target-speedup", "X", WB_REAL, &target_speedup, 0, 1e6,
+         "... and is X times faster than version 2 (default 1.8)"},
+        {0}};
+    wb_bench_options(argc, argv,
+                     "Times the five versions, then sweeps streams and segments for versions 3\n"
+                     "and 4 and runs the implicit-synchronisation experiment.",
+                     options);
+    wb_bench_need_gpu();
     char default_timeline[4096];
     const char *results = getenv("WB_RESULTS_DIR");
     if (!timeline && results && *results) {
@@ -281,159 +447,26 @@ int main(int argc, char **argv)
         timeline = default_timeline;
     }
 
-    /* Inputs: random, the same in pageable and pinned memory. */
     bench b;
-    memset(&b, 0, sizeof b);
-    wb_rng rng = wb_rng_for("streams bench");
-    b.cfg = (saxpy_config){wb_rng_float(&rng, -2.0f, 2.0f), 1, streams, segments, 256, false};
-    b.pinned = (saxpy_host){n, host_alloc((size_t)n, true), host_alloc((size_t)n, true),
-                            host_alloc((size_t)n, true)};
-    b.pageable = (saxpy_host){n, host_alloc((size_t)n, false), host_alloc((size_t)n, false),
-                              host_alloc((size_t)n, false)};
-    size_t bytes = sizeof(float) * (size_t)n;
-    wb_fill_floats((float *)b.pinned.x, (size_t)n, -1.0f, 1.0f, &rng);
-    wb_fill_floats((float *)b.pinned.y, (size_t)n, -1.0f, 1.0f, &rng);
-    memcpy((float *)b.pageable.x, b.pinned.x, bytes);
-    memcpy((float *)b.pageable.y, b.pinned.y, bytes);
-    memset(b.pageable.z, 0, bytes);   /* touch every page once, as the pinned one is */
-    b.dev = saxpy_device_new(n, SAXPY_MAX_STREAMS);
-    CUDA_CHECK(cudaMemcpy(b.dev->x, b.pinned.x, bytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(b.dev->y, b.pinned.y, bytes, cudaMemcpyHostToDevice));
-    wb_device dev = wb_device_info();
-
-    /* 1. Host <-> device bandwidth over up to 256 MiB. */
-    size_t copy_bytes = bytes < ((size_t)256 << 20) ? bytes : (size_t)256 << 20;
-    char title[512];
-    snprintf(title, sizeof title, "host <-> device bandwidth, %zu MiB per copy, %s, median of %d",
-             copy_bytes >> 20, dev.name, reps);
-    wb_table *table = wb_table_new("streams-bandwidth", title, "direction|host memory|GB/s");
-    for (int pinned = 0; pinned < 2; pinned++) {
-        saxpy_host *h = pinned ? &b.pinned : &b.pageable;
-        double h2d = copy_gbps(b.dev->x, h->x, copy_bytes, cudaMemcpyHostToDevice, reps);
-        double d2h = copy_gbps(h->z, b.dev->y, copy_bytes, cudaMemcpyDeviceToHost, reps);
-        const char *kind = pinned ? "pinned" : "pageable";
-        wb_table_row(table, "host to device|%s|%.1f", kind, h2d);
-        wb_table_row(table, "device to host|%s|%.1f", kind, d2h);
-    }
-    wb_table_print(table, stdout);
-    wb_table_free(table);
-
-    /* 2. The intensity: kernel time equal to the copy in of the whole array. */
-    stage_times whole = measure_stages(&b, 1, reps);
-    b.cfg.repeat = repeat ? repeat : calibrate_repeat(&b, whole.in, reps);
-    printf("\nrepeat = %d%s: whole-array copy in %.2f ms (%.1f GB/s), kernel %.2f ms, copy "
-           "out %.2f ms\n", b.cfg.repeat, repeat ? " (given)" : " (measured: kernel = copy in)",
-           whole.in, wb_gbps(2.0 * (double)bytes, whole.in), time_kernel(&b, b.cfg.repeat, reps),
-           whole.out);
-    prepare_check(&b);
-
-    /* 3. The versions. */
-    snprintf(title, sizeof title,
-             "streams: n = %d floats, repeat = %d, median of %d; ideal = the three-stage "
-             "pipeline from the measured stage times of one segment; efficiency = ideal / time",
-             n, b.cfg.repeat, reps);
-    table = wb_table_new("streams-versions", title,
-                         "version|what|streams|segments|time (ms)|vs v1|vs v2|"
-                         "stages in/kernel/out (ms)|ideal (ms)|efficiency");
-    double v1 = NAN, v2 = NAN, best = INFINITY, best_efficiency = 0.0;
-    int best_version = 0, best_streams = 0, best_segments = 0;
-    for (int v = only ? only : 1; v <= (only ? only : 5); v++) {
-        double ms = time_version(&b, v, streams, segments, reps);
-        v1 = v == 1 ? ms : v1;
-        v2 = v == 2 ? ms : v2;
-        if (v == 1) {
-            wb_table_row(table, "1|%s|1|1|%.1f|1.00|-|-|-|-", version_names[1], ms);
-            continue;
-        }
-        stage_times st = measure_stages(&b, b.cfg.segments, reps);
-        double ideal = ideal_ms(st, b.cfg.segments);
-        wb_table_row(table, "%d|%s|%d|%d|%.1f|%.2f|%.2f|%.2f/%.2f/%.2f|%.1f|%.2f", v,
-                     version_names[v], b.cfg.streams, b.cfg.segments, ms, v1 / ms, v2 / ms,
-                     st.in, st.kernel, st.out, ideal, ideal / ms);
-        if (v >= 3 && ms < best) {
-            best = ms;
-            best_efficiency = ideal / ms;
-            best_version = v, best_streams = b.cfg.streams, best_segments = b.cfg.segments;
-        }
-    }
-    wb_table_print(table, stdout);
-    wb_table_free(table);
+    setup(&b, n, streams, segments, block);
+    bandwidth_table(&b, reps);
+    choose_repeat(&b, repeat, reps);
+    best_run best = {INFINITY, 0.0, 0, 0, 0};
+    double v2 = versions_table(&b, only, streams, segments, reps, &best);
     if (only)
         return 0;
+    FILE *csv = timeline ? timeline_begin(timeline, &b) : NULL;
+    sweep_table(&b, streams, segments, reps, &best);
+    implicit_sync_table(&b, streams, segments, v2, reps);
+    if (csv)
+        timeline_end(csv, timeline, &b);
 
-    FILE *csv = NULL;
-    if (timeline) {
-        if (!(csv = fopen(timeline, "w")))
-            wb_fail("cannot write the timeline to %s", timeline);
-        fprintf(csv, "experiment,segment,stream,kind,start_ms,end_ms\n");
-        write_timeline(csv, "overlap", &b);
-    }
-
-    /* 4. Sweeps: segments at the given stream count, streams at the given
-     * segment count, for versions 3 and 4. */
-    snprintf(title, sizeof title, "versions 3 and 4 over streams and segments (ms; "
-             "efficiency in brackets), n = %d, repeat = %d", n, b.cfg.repeat);
-    table = wb_table_new("streams-sweep", title, "streams|segments|stages in/kernel/out (ms)|"
-                         "ideal (ms)|v3 depth first|v4 breadth first");
-    static const int segment_counts[] = {4, 8, 16, 32, 64}, stream_counts[] = {2, 3, 8, 16};
-    for (int i = 0; i < 5 + 4; i++) {
-        int s = i < 5 ? streams : stream_counts[i - 5], m = i < 5 ? segment_counts[i] : segments;
-        stage_times st = measure_stages(&b, m, reps);
-        double ideal = ideal_ms(st, m), ms[2];
-        for (int v = 3; v <= 4; v++) {
-            ms[v - 3] = time_version(&b, v, s, m, reps);
-            if (ms[v - 3] < best) {
-                best = ms[v - 3];
-                best_efficiency = ideal / best;
-                best_version = v, best_streams = s, best_segments = m;
-            }
-        }
-        wb_table_row(table, "%d|%d|%.2f/%.2f/%.2f|%.1f|%.1f (%.2f)|%.1f (%.2f)", s, m, st.in,
-                     st.kernel, st.out, ideal, ms[0], ideal / ms[0], ms[1], ideal / ms[1]);
-    }
-    wb_table_print(table, stdout);
-    wb_table_free(table);
-
-    /* 5. The experiment: version 5 with a default-stream call after each kernel. */
-    b.cfg.default_stream_call = true;
-    double serialised = time_version(&b, 5, streams, segments, reps);
-    b.cfg.default_stream_call = false;
-    double ideal = ideal_ms(measure_stages(&b, segments, reps), segments);
-    snprintf(title, sizeof title, "implicit synchronisation: version 5, %d streams, %d "
-             "segments, with and without a cudaMemset on the default stream after each kernel",
-             streams, segments);
-    table = wb_table_new("streams-implicit-sync", title,
-                         "case|time (ms)|vs v2|ideal (ms)|efficiency");
-    double overlapped = time_version(&b, 5, streams, segments, reps);
-    wb_table_row(table, "overlapped|%.1f|%.2f|%.1f|%.2f", overlapped, v2 / overlapped, ideal,
-                 ideal / overlapped);
-    wb_table_row(table, "default-stream call|%.1f|%.2f|%.1f|%.2f", serialised,
-                 v2 / serialised, ideal, ideal / serialised);
-    wb_table_print(table, stdout);
-    wb_table_free(table);
-    if (csv) {
-        b.cfg.default_stream_call = true;
-        run(&b);
-        write_timeline(csv, "default-stream call", &b);
-        fclose(csv);
-        printf("timeline written to %s (draw it: python3 labs/06-streams/timeline.py %s)\n",
-               timeline, timeline);
-    }
-
-    bool met = best_efficiency >= target_efficiency && v2 / best >= target_speedup;
-    printf("target: best overlapped version (v%d, %d streams, %d segments, %.1f ms): "
-           "efficiency %.2f (target %.2f), %.2fx version 2 (target %.2fx): %s\n",
-           best_version, best_streams, best_segments, best, best_efficiency, target_efficiency,
-           v2 / best, target_speedup, met ? "met" : "NOT met");
-    saxpy_timeline_free(b.tl);
-    saxpy_device_free(b.dev);
-    free(b.sample);
-    free(b.expected);
-    for (int pinned = 0; pinned < 2; pinned++) {
-        saxpy_host *h = pinned ? &b.pinned : &b.pageable;
-        host_free((float *)h->x, pinned);
-        host_free((float *)h->y, pinned);
-        host_free(h->z, pinned);
-    }
+    bool met = wb_bench_target(best.efficiency >= target_efficiency &&
+                                   v2 / best.ms >= target_speedup,
+                               "best overlapped version (v%d, %d streams, %d segments, %.1f ms): "
+                               "efficiency %.2f (target %.2f), %.2fx version 2 (target %.2fx)",
+                               best.version, best.streams, best.segments, best.ms, best.efficiency,
+                               target_efficiency, v2 / best.ms, target_speedup);
+    teardown(&b);
     return met ? 0 : 1;
 }

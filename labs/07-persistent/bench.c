@@ -1,16 +1,16 @@
 /*
  * Lab 07 benchmark: what a hand-off between CPU and GPU costs, and what
  * keeping blocks resident buys. `persistent-bench-reference --help` for the
- * options. Exits 1 when the reference misses a target: the persistent
+ * options (common/bench.h). Exits 1 when the reference misses a target: the persistent
  * hand-off (stage 3) at least 4x faster than relaunch + synchronise (stage
  * 2), and the worker pool at least 5x the tasks/s of one launch per task on
  * tiny tasks.
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "lab.h"
 #include "workbook.h"
 
@@ -209,54 +209,32 @@ static void bench_feed(task_job *j, const unsigned *host_in, int tasks, double h
     free(feed_latency);
 }
 
-static void usage(FILE *out, const char *program)
-{
-    fprintf(out,
-            "usage: %s [--stage S] [--n H] [--reps R] [--block B] [--print]\n"
-            "Stages 1-3: H hand-offs (default 100000) each way, round trip median and p99\n"
-            "next to an empty launch + synchronise. Stage 4: 2^24 elements in tiny, medium\n"
-            "and large tasks, R timed runs (default 5) of each method, blocks of B threads\n"
-            "(default 256). Stage 5: 20000 tiny tasks through the host-fed kernel.\n"
-            "--stage S runs only that part (1, 2 and 3 are one table). --print runs the\n"
-            "course's printing exercise (0..10) with each ping-pong and exits.\n"
-            "Fails unless stage 3's median is 4x below stage 2's and the pool does 5x the\n"
-            "tasks/s of one launch per task on tiny tasks.\n",
-            program);
-}
-
 int main(int argc, char **argv)
 {
-    int stage = 0, handoffs = 100000, reps = 5, block = 256;
+    int stage = WB_ALL_STAGES, handoffs = 100000, reps = 5, block = 256;
     bool print_only = false;
-    static const struct option options[] = {{"stage", required_argument, 0, 's'},
-                                            {"n", required_argument, 0, 'n'},
-                                            {"reps", required_argument, 0, 'r'},
-                                            {"block", required_argument, 0, 'b'},
-                                            {"print", no_argument, 0, 'p'},
-                                            {"help", no_argument, 0, 'h'},
-                                            {0, 0, 0, 0}};
-    for (int opt; (opt = getopt_long(argc, argv, "s:n:r:b:ph", options, NULL)) != -1;) {
-        switch (opt) {
-        case 's': stage = atoi(optarg); break;
-        case 'n': handoffs = atoi(optarg); break;
-        case 'r': reps = atoi(optarg); break;
-        case 'b': block = atoi(optarg); break;
-        case 'p': print_only = true; break;
-        case 'h': usage(stdout, argv[0]); return 0;
-        default: usage(stderr, argv[0]); return 2;
-        }
-    }
-    if (stage < 0 || stage > 5 || handoffs < 1 || handoffs > 100000000 || reps < 1 ||
-        block < 32 || block > 1024 || block % 32 != 0) {
-        fprintf(stderr, "error: need 0 <= stage <= 5, 1 <= n <= 1e8, reps >= 1 and a block of "
-                        "32 to 1024 threads, a multiple of 32\n");
-        return 2;
-    }
-    char reason[256];
-    if (!wb_gpu_usable(reason, sizeof reason)) {
-        fprintf(stderr, "skipped: %s\n", reason);
-        return 77;
-    }
+    const wb_option options[] = {
+        {"stage", "S", WB_INT, &stage, 1, 5,
+         "run only stage S (default: all; 1, 2 and 3 are one table)"},
+        {"n", "H", WB_INT, &handoffs, 1, 100000000,
+         "hand-offs each way in stages 1-3 (default 100000)"},
+        {"block", "B", WB_INT, &block, 32, 1024,
+         "threads per block of stages 4 and 5, a multiple of 32 (default 256)"},
+        {"reps", "R", WB_INT, &reps, 1, 1e6, "timed runs of stage 4, median reported (default 5)"},
+        {"target", NULL, WB_REAL, NULL, 0, 0,
+         "the targets are fixed: stage 3's round trip 4x below stage 2's, and the pool 5x the "
+         "tasks/s of one launch per task on tiny tasks"},
+        {"print", NULL, WB_FLAG, &print_only, 0, 0,
+         "run the course's printing exercise (0..10) with each ping-pong and exit"},
+        {0}};
+    wb_bench_options(argc, argv,
+                     "Stages 1-3: round trip median and p99 next to an empty launch + synchronise.\n"
+                     "Stage 4: 2^24 elements in tiny, medium and large tasks, each method.\n"
+                     "Stage 5: 20000 tiny tasks through the host-fed kernel.",
+                     options);
+    if (block % 32 != 0)
+        wb_bench_usage_error("--block %d: the block size must be a multiple of 32", block);
+    wb_bench_need_gpu();
     wb_device dev = wb_device_info();
     printf("%s, %d SMs\n", dev.name, dev.sm_count);
     if (print_only) {
@@ -266,14 +244,13 @@ int main(int argc, char **argv)
 
     bool met = true;
     double handoff_speedup = 0.0;
-    if (stage <= 3) {
+    bool all = stage == WB_ALL_STAGES;
+    if (all || stage <= 3) {
         handoff_speedup = bench_handoffs(handoffs, false);
-        bool ok = handoff_speedup >= 4.0;
-        printf("target: stage 3 median round trip 4x below stage 2's: %s (%.1fx)\n",
-               ok ? "met" : "NOT met", handoff_speedup);
-        met = met && ok;
+        met = wb_bench_target(handoff_speedup >= 4.0,
+                              "stage 3 median round trip 4x below stage 2's|%.1fx", handoff_speedup);
     }
-    if (stage != 0 && stage <= 3)
+    if (!all && stage <= 3)
         return met ? 0 : 1;
 
     const size_t elements = (size_t)1 << 24;
@@ -288,14 +265,12 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMalloc((void **)&j.out, sizeof(unsigned) * elements));
     CUDA_CHECK(cudaMalloc((void **)&j.visits, sizeof(int) * elements));
     CUDA_CHECK(cudaMemcpy(j.in, host_in, sizeof(unsigned) * elements, cudaMemcpyHostToDevice));
-    if (stage == 0 || stage == 4) {
+    if (all || stage == 4) {
         double speedup = bench_pool(&j, host_in, elements, reps);
-        bool ok = speedup >= 5.0;
-        printf("target: worker pool 5x the tasks/s of one launch per task on tiny tasks: %s "
-               "(%.1fx)\n", ok ? "met" : "NOT met", speedup);
-        met = met && ok;
+        met = wb_bench_target(speedup >= 5.0, "worker pool 5x the tasks/s of one launch per task "
+                              "on tiny tasks|%.1fx", speedup) && met;
     }
-    if (stage == 0 || stage == 5) {
+    if (all || stage == 5) {
         static int producer[2001];
         static double us[1000];
         pingpong_persistent(2001, producer, us, false);

@@ -1,0 +1,241 @@
+/* The benchmark programs' shared front: options, usage, no-GPU exit, target
+ * line (see bench.h). */
+#include "bench.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workbook.h"
+
+/* Every benchmark understands these, whether or not it uses them. */
+static const char *const common_names[] = {"stage", "n", "block", "reps", "target"};
+enum { COMMON = sizeof common_names / sizeof common_names[0], MAX_OPTIONS = 40, FIRST_VAL = 1000 };
+
+static const char *program = "bench";
+static const wb_option *table;   /* the lab's options */
+static char accepted[640];       /* "--stage, --n (--size), ..., --help" for errors */
+
+/* ------------------------------------------------------------- usage */
+
+/* "--name ARG" (with "--size" beside --n). */
+static void option_label(const wb_option *o, char *out, size_t len)
+{
+    const char *arg = o->arg ? o->arg : "", *space = o->arg ? " " : "";
+    if (!strcmp(o->name, "n"))
+        snprintf(out, len, "--n %s, --size %s", arg, arg);
+    else
+        snprintf(out, len, "--%s%s%s", o->name, space, arg);
+}
+
+/* Prints text from column 26, wrapped before column 80. */
+static void print_wrapped(FILE *out, const char *label, const char *text)
+{
+    int column = fprintf(out, "  %-22s", label);
+    if (column > 24) {
+        fputc('\n', out);
+        column = fprintf(out, "%24s", "");
+    }
+    while (*text) {
+        size_t word = strcspn(text, " ");
+        if (column > 24 && column + 1 + (int)word > 79) {
+            fprintf(out, "\n%24s", "");
+            column = 24;
+        }
+        column += fprintf(out, " %.*s", (int)word, text);
+        text += word;
+        text += strspn(text, " ");
+    }
+    fputc('\n', out);
+}
+
+/* The lab's entry for a name, or NULL. */
+static const wb_option *lookup(const char *name)
+{
+    for (const wb_option *o = table; o->name; o++)
+        if (!strcmp(o->name, name))
+            return o;
+    return NULL;
+}
+
+static void usage(FILE *out, const char *about)
+{
+    char label[64];
+    fprintf(out, "usage: %s [options]\n%s\n\nOptions:\n", program, about);
+    for (const wb_option *o = table; o->name; o++)
+        if (o->value) {
+            char help[512];
+            snprintf(help, sizeof help, "%s", o->help);
+            if (!strcmp(o->name, "stage") && o->lo == o->hi)   /* the range, from the table */
+                snprintf(help, sizeof help, "%s; this lab has one stage, %.0f", o->help, o->lo);
+            else if (!strcmp(o->name, "stage"))
+                snprintf(help, sizeof help, "%s; this lab's stages: %.0f to %.0f", o->help,
+                         o->lo, o->hi);
+            option_label(o, label, sizeof label);
+            print_wrapped(out, label, help);
+        }
+    print_wrapped(out, "--help", "this text");
+    bool header = false;
+    for (int c = 0; c < COMMON; c++) {
+        const wb_option *o = lookup(common_names[c]);
+        if (o && o->value)
+            continue;
+        if (!header)
+            fprintf(out, "Not taken by this benchmark:\n");
+        header = true;
+        snprintf(label, sizeof label, "--%s", common_names[c]);
+        print_wrapped(out, label, o ? o->help : "not used by this lab");
+    }
+    fprintf(out, "Exit status: 0 targets met, 1 a target missed or a wrong result,\n"
+                 "2 bad options, 77 no usable GPU.\n");
+}
+
+/* ------------------------------------------------------------ errors */
+
+void wb_bench_usage_error(const char *format, ...)
+{
+    char message[1024];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    fprintf(stderr, "error: %s: %s\nIt takes %s (--help says what each does).\n", program,
+            message, accepted);
+    exit(2);
+}
+
+/* ------------------------------------------------------------ values */
+
+/* A whole number, decimal or 2^K, in [lo, hi]. */
+static void parse_int(const wb_option *o, const char *text)
+{
+    char *end;
+    double v;
+    if (!strncmp(text, "2^", 2)) {
+        long k = strtol(text + 2, &end, 10);
+        v = k >= 0 && k < 63 ? ldexp(1.0, (int)k) : INFINITY;
+    } else {
+        v = (double)strtoll(text, &end, 10);
+    }
+    if (*text == '\0' || *end != '\0' || v < o->lo || v > o->hi) {
+        if (!strcmp(o->name, "stage") && o->lo == o->hi)
+            wb_bench_usage_error("--stage %s: this lab has one stage, %.0f", text, o->lo);
+        if (!strcmp(o->name, "stage"))
+            wb_bench_usage_error("--stage %s: this lab's stages are %.0f to %.0f (leave --stage "
+                                 "out for all of them)", text, o->lo, o->hi);
+        wb_bench_usage_error("--%s: expected a whole number from %.0f to %.0f, got \"%s\"",
+                             o->name, o->lo, o->hi, text);
+    }
+    *(int *)o->value = (int)v;
+}
+
+static void parse_value(const wb_option *o, const char *text)
+{
+    char *end;
+    switch (o->kind) {
+    case WB_INT: parse_int(o, text); break;
+    case WB_TEXT: *(const char **)o->value = text; break;
+    case WB_FLAG: *(bool *)o->value = true; break;
+    case WB_REAL: {
+        double v = strtod(text, &end);
+        if (*text == '\0' || *end != '\0' || !(v >= o->lo && v <= o->hi))
+            wb_bench_usage_error("--%s: expected a number from %g to %g, got \"%s\"", o->name,
+                                 o->lo, o->hi, text);
+        *(double *)o->value = v;
+        break;
+    }
+    }
+}
+
+/* ------------------------------------------------------------ parser */
+
+void wb_bench_options(int argc, char **argv, const char *about, const wb_option *options)
+{
+    static const wb_option not_used = {NULL, NULL, WB_INT, NULL, 0, 0, "not used by this lab"};
+    struct option longopts[MAX_OPTIONS + 1];
+    const wb_option *entry[MAX_OPTIONS];
+    const char *name[MAX_OPTIONS];
+    int count = 0;
+    const char *slash = strrchr(argv[0], '/');
+    program = slash ? slash + 1 : argv[0];
+    table = options;
+
+    /* The lab's options (--size beside --n), then the common ones it left
+     * out, which are refused. */
+    size_t used = 0;
+    for (const wb_option *o = options; o->name && count < MAX_OPTIONS - COMMON - 3; o++) {
+        for (int alias = 0; alias < (strcmp(o->name, "n") ? 1 : 2); alias++) {
+            name[count] = alias ? "size" : o->name;
+            entry[count] = o;
+            longopts[count] = (struct option){name[count], o->kind == WB_FLAG ? no_argument
+                                                                               : required_argument,
+                                              NULL, FIRST_VAL + count};
+            count++;
+        }
+        if (o->value)
+            used += (size_t)snprintf(accepted + used, sizeof accepted - used, "--%s%s, ",
+                                     o->name, strcmp(o->name, "n") ? "" : " (--size)");
+    }
+    for (int c = 0; c < COMMON; c++) {
+        if (lookup(common_names[c]))
+            continue;
+        name[count] = common_names[c];
+        entry[count] = &not_used;
+        longopts[count] = (struct option){common_names[c], required_argument, NULL,
+                                          FIRST_VAL + count};
+        count++;
+    }
+    snprintf(accepted + used, sizeof accepted - used, "--help");
+    longopts[count++] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[count] = (struct option){NULL, 0, NULL, 0};
+
+    opterr = 0;   /* the messages below say more */
+    for (int opt; (opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1;) {
+        if (opt == 'h') {
+            usage(stdout, about);
+            exit(0);
+        }
+        if (opt == ':')
+            wb_bench_usage_error("%s needs a value", argv[optind - 1]);
+        if (opt == '?')
+            wb_bench_usage_error("unknown or ambiguous option %s", argv[optind - 1]);
+        const wb_option *o = entry[opt - FIRST_VAL];
+        if (!o->value)
+            wb_bench_usage_error("--%s is not taken here: %s", name[opt - FIRST_VAL], o->help);
+        parse_value(o, optarg);
+    }
+    if (optind < argc)
+        wb_bench_usage_error("unexpected argument \"%s\"", argv[optind]);
+}
+
+/* ------------------------------------------------- GPU and the target */
+
+void wb_bench_need_gpu(void)
+{
+    char reason[512];
+    if (!wb_gpu_usable(reason, sizeof reason)) {
+        fprintf(stderr, "skipped: %s\n", reason);
+        exit(77);   /* meson's "skipped" */
+    }
+}
+
+bool wb_bench_target(bool met, const char *format, ...)
+{
+    char text[512];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(text, sizeof text, format, args);
+    va_end(args);
+    char *measured = strrchr(text, '|');
+    if (measured)
+        *measured++ = '\0';
+    printf("target: %s: %s", text, met ? "met" : "NOT met");
+    if (measured && *measured)
+        printf(" (%s)", measured);
+    printf("\n");
+    fflush(stdout);
+    return met;
+}

@@ -1,0 +1,75 @@
+/*
+ * bench.h - the front every lab's benchmark program (labs/NN-name/bench.c)
+ * shares: one option set, one usage text, the no-GPU exit and the target line.
+ *
+ * Every benchmark understands the common options
+ *     --stage S   --n N (also --size N)   --block B   --reps R   --target F   --help
+ * A lab gives each of them a meaning, or refuses it with a sentence that says
+ * why and what it takes instead (a wb_option with no value). Its own options
+ * (--sweep, --streams, ...) go in the same table:
+ *
+ *     int stage = WB_ALL_STAGES, n = 1 << 26, reps = 50;
+ *     wb_option options[] = {
+ *         {"stage", "S", WB_INT, &stage, 0, 0, "the lab's only stage, 0"},
+ *         {"n", "N", WB_INT, &n, 1, INT_MAX, "elements (default 2^26)"},
+ *         {"block", NULL, WB_INT, NULL, 0, 0, "the block size is fixed: ..."},
+ *         ...
+ *         {0}};
+ *     wb_bench_options(argc, argv, "Times vector add ...", options);
+ *     wb_bench_need_gpu();
+ *     ...
+ *     return wb_bench_target(met, "80%% of copy bandwidth|best %.1f%%", pct) ? 0 : 1;
+ *
+ * Exit status of every benchmark: 0 targets met, 1 a target missed or a wrong
+ * result, 2 bad options, 77 no usable GPU (meson's "skipped").
+ */
+#ifndef WB_BENCH_H
+#define WB_BENCH_H
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --stage not given: every stage. */
+#define WB_ALL_STAGES (-1)
+
+typedef enum {
+    WB_INT,   /* int *; decimal, or 2^K */
+    WB_REAL,  /* double * */
+    WB_TEXT,  /* const char ** */
+    WB_FLAG   /* bool *, set to true; takes no argument */
+} wb_option_kind;
+
+typedef struct {
+    const char *name;   /* the long option without "--"; NULL ends the table */
+    const char *arg;    /* its argument in the usage ("N"); NULL for a flag */
+    wb_option_kind kind;
+    void *value;        /* where the value goes; NULL: the lab refuses the option */
+    double lo, hi;      /* the range a number must be in */
+    const char *help;   /* what it does and its default, or why it is refused */
+} wb_option;
+
+/* Parses argv against options (plus the common ones the lab left out, which
+ * are refused). --help prints the usage and exits 0; an unknown option, a
+ * refused one, a bad value or a stray argument prints one line naming what
+ * this benchmark takes and exits 2. */
+void wb_bench_options(int argc, char **argv, const char *about, const wb_option *options);
+
+/* A lab's own check of its options failed: "error: PROGRAM: <message>", exit 2. */
+void wb_bench_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Exits 77 with "skipped: <reason>" on stderr unless a usable GPU is here. */
+void wb_bench_need_gpu(void);
+
+/* Prints "target: WHAT: met (MEASURED)" or "target: WHAT: NOT met (MEASURED)"
+ * from one format whose text is "WHAT|MEASURED" (or "WHAT": no brackets);
+ * returns met. */
+bool wb_bench_target(bool met, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WB_BENCH_H */
