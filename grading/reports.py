@@ -51,10 +51,11 @@ def cleaned(value, non_finite, replaced, where="report"):
 
 
 def make(results, seconds, source, ignored, isolation):
+    built = [r for r in results if r["build"] == "ok"]   # none built: no GPU test ran
     return {"submission": source, "labs": results, "execution_time": round(seconds, 1),
             "score": round(sum(r["score"] for r in results), 3),
             "max_score": round(sum(r["max_score"] for r in results), 3),
-            "gpu_ran": all(r["gpu_ran"] for r in results if r["build"] == "ok"),
+            "gpu_ran": bool(built) and all(r["gpu_ran"] for r in built),
             "ignored": ignored, "isolation": isolation, "rejected": ""}
 
 
@@ -76,7 +77,7 @@ def summary_lines(report):
         return [report["rejected"]]
     if report["rejected"]:
         return [f"SUBMISSION REJECTED: {report['rejected']}"]
-    if not report["gpu_ran"]:
+    if not report["gpu_ran"] and any(r["build"] == "ok" for r in report["labs"]):
         lines.append("NOTE: no usable GPU here: the labs were built, but GPU tests were NOT run "
                      "(they score nothing here).")
     for r in report["labs"]:

@@ -24,7 +24,9 @@ wb_missing_packages() {
 }
 
 # Installs what is missing with apt-get when we may (root, or sudo without a
-# password); otherwise prints the exact command and fails.
+# password); otherwise prints the exact command and fails. apt-get and dpkg
+# write into a log (WB_APT_LOG, else a file in $TMPDIR); the screen gets one
+# line, and the log's end when it fails.
 wb_ensure_tools() {
     if ! command -v nvcc >/dev/null 2>&1; then
         if [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -51,10 +53,17 @@ wb_ensure_tools() {
         echo "error: missing:$missing (no apt-get here: install Meson >= 1.0.1, Ninja, pkg-config, Criterion 2.4 and zlib with your package manager)." >&2
         return 1
     fi
-    echo "Installing:$missing" >&2
-    $sudo apt-get update -qq >&2 &&
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >&2 ||
-        { echo "error: apt-get could not install:$missing" >&2; return 1; }
+    local log="${WB_APT_LOG:-${TMPDIR:-/tmp}/cuda-workbook-apt-$(id -u).log}" start=$SECONDS
+    printf 'Installing%s with apt-get (log: %s) ... ' "$missing" "$log" >&2
+    if { $sudo apt-get update -qq &&
+            $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing; } >"$log" 2>&1; then
+        echo "done ($((SECONDS - start)) s)" >&2
+    else
+        echo "failed:" >&2
+        tail -n 5 "$log" >&2
+        echo "error: apt-get could not install:$missing (full log: $log)" >&2
+        return 1
+    fi
 }
 
 # wb_configure SOURCE_DIR BUILD_DIR [meson options...]: set up once; later
