@@ -122,8 +122,7 @@ def gradescope(report):
             tests.append({"name": t["name"], "score": t["score"], "max_score": t["max_score"],
                           "status": "passed" if t["status"] == "passed" else "failed",
                           "output": t["output"][-8000:], "visibility": t["visibility"]})
-        if r["perf"]:
-            p = r["perf"]
+        if (p := r["perf"]):
             tests.append({"name": f"{r['lab']}/performance ({p['test']})", "score": p["score"],
                           "max_score": p["max_score"],
                           "status": "passed" if p["score"] >= p["max_score"] else "failed",
