@@ -57,6 +57,7 @@ SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 # What it prints for a finding: errors, racecheck's "Warning: Race reported
 # between ..." and hazards, barrier errors.
 SANITIZER_FINDING = re.compile(r"Race reported|hazard|Invalid|Uninitialized|Barrier|rror:")
+ZERO_SUMMARY = re.compile(r"SUMMARY: 0 ")
 
 
 def sanitizer_command(tool):
@@ -67,7 +68,8 @@ def sanitizer_command(tool):
 
 
 def sanitizer_findings(output):
-    """compute-sanitizer's finding lines in a process's output."""
+    """compute-sanitizer's finding lines in a process's output (not its
+    summaries that count zero: "RACECHECK SUMMARY: 0 hazards displayed")."""
     return [l.strip("= ").strip() for l in output.splitlines()
             if l.startswith("=========") and SANITIZER_FINDING.search(l)
-            and "ERROR SUMMARY: 0" not in l]
+            and not ZERO_SUMMARY.search(l)]

@@ -26,6 +26,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 import batch  # noqa: E402
 import hostile  # noqa: E402
+import labs  # noqa: E402
 import reports  # noqa: E402
 import rubric  # noqa: E402
 
@@ -86,6 +87,21 @@ def make_submissions(base, gpu):
         put(os.path.join(base, "reference-timed"), reference)
         expected["reference-timed"] = ("ok", "pass")
     return expected
+
+
+def sanitizer_parse_problems():
+    """compute-sanitizer's zero-count summaries are not findings; hazards,
+    errors and non-zero summaries are."""
+    output = ("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+              "========= ERROR SUMMARY: 0 errors\n")
+    problems = []
+    if labs.sanitizer_findings(output):
+        problems.append(f"sanitizer: clean output read as findings: {labs.sanitizer_findings(output)}")
+    found = labs.sanitizer_findings(output + "========= Warning: Race reported between Write access\n"
+                                    "========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warnings)\n")
+    if len(found) != 2:
+        problems.append(f"sanitizer: a race and its summary read as {found}")
+    return problems
 
 
 def timing_check_problems():
@@ -262,7 +278,8 @@ def main():
             print("batch failed")
             return 1
         rows.update({r["submission"]: r for r in csv.DictReader(open(path))})
-    failures = prerequisite_problems() + timing_check_problems() + sandbox_problems(base)
+    failures = (prerequisite_problems() + sanitizer_parse_problems() + timing_check_problems()
+                + sandbox_problems(base))
     leftovers = [n for n in os.listdir(tmp) if n.startswith(("wbgrade-", "wbtest-"))]
     if leftovers:
         failures.append(f"workspaces left behind: {leftovers[:5]}")
