@@ -19,8 +19,8 @@ extern "C" {
 void matmul(int stage, int tile_width, const float *A, const float *B, float *C, int m, int n,
             int k);
 
-/* The same product with cuBLAS SGEMM in pedantic FP32 (CUBLAS_PEDANTIC_MATH:
- * no TF32, no reduced precision). */
+/* The same product with cuBLAS SGEMM in FP32: the faster of its default and
+ * pedantic modes for this shape (neither uses TF32). */
 void matmul_cublas(const float *A, const float *B, float *C, int m, int n, int k);
 
 /* Global-memory loads per floating-point operation of a stage, inverted:
