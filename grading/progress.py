@@ -204,7 +204,10 @@ def status(args):
     if outside and builddir.options():
         print(Style.dim(f"Not in {builddir.BUILD.name}/: {', '.join(outside)} "
                         "(`grading/workbook --labs all` builds every lab)."))
-    if next_step:
+    if broken:
+        print(f"Next: make {broken[0]} compile (the compiler's messages are above), then "
+              f"`grading/workbook watch {broken[0]}` while you edit.")
+    elif next_step:
         name, stage, state = next_step
         verb = {"failing": "fix", "not run": "do", "skipped": "write"}[state]
         where = " (its tests run where there is a GPU)" if state == "skipped" else ""

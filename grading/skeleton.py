@@ -87,7 +87,7 @@ def reset(args):
     mine = target.read_text() if target.exists() else ""
     new, what = restore(folder, args.stage, skeleton, mine)
     if new == mine:
-        print(f"labs/{folder}/kernels.cu already has the skeleton's {what}: nothing to do.")
+        print(f"labs/{folder}/kernels.cu: {what} is already the skeleton's: nothing to do.")
         return 0
     backup = target.with_name(f"kernels.cu.{time.strftime('%Y%m%d-%H%M%S')}.bak")
     if mine:

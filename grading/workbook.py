@@ -63,6 +63,9 @@ def main():
             or (argv[0] not in sub.choices and labs.find_lab(argv[0])):
         argv = default + argv   # `grading/workbook --lab vector-add`, `grading/workbook vector-add`
     args, unknown = parser.parse_known_args(argv)
+    if unknown and args.command == "run":   # the lab's own options, with or without `--`
+        args.extra = [a for a in unknown if a != "--"] + args.extra
+        unknown = []
     if unknown and getattr(args, "func", None) is not not_in_this_copy:
         parser.error("unrecognized arguments: " + " ".join(unknown))
     return args.func(args)
