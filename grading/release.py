@@ -2,11 +2,9 @@
 
 The copy holds what a student needs and nothing an instructor keeps back:
 the build (meson.build, meson_options.txt), common/, labs/ (the skeletons),
-handouts/ and the student tools of grading/ (status, watch, hint, run). It
-leaves out solutions/, tests/, the grader and the rubric, and removes from
-each lab's test.c the tests the rubric lists as `hidden`. Its README.md is
-grading/student-README.md. Without solutions/, meson.build builds the student
-side only; the repository test tests/test_release.py checks that the copy
+handouts/ and the student tools of grading/. It leaves out solutions/,
+tests/, the grader, the rubric and each lab's hidden.c. Its README.md is
+grading/student-README.md; tests/test_release.py checks that the copy
 builds and that its lab tests fail (or skip without a GPU).
 """
 import glob
