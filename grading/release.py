@@ -158,8 +158,7 @@ def write_tarball(tree, tarball):
 
 
 def check_target_folder(out, force):
-    """Refuses folders the copy must not go to, and a non-empty one
-    without --force."""
+    """Refuses folders the copy must not go to, and a non-empty one without --force."""
     real = os.path.realpath(out)
     root = os.path.realpath(labs.ROOT)
     if real == root or root.startswith(real.rstrip(os.sep) + os.sep):
