@@ -210,7 +210,7 @@ def release(args):
                 os.makedirs(args.out, exist_ok=True)
                 empty_folder(args.out)
                 shutil.copytree(tree, args.out, dirs_exist_ok=True, symlinks=True)
-                wrote.append(f"{args.out}/")
+                wrote.append(os.path.join(args.out, ""))
     except ReleaseError as e:
         print(f"error: release: {e}", file=sys.stderr)
         return 1
