@@ -40,10 +40,7 @@ class ReleaseError(Exception):
 def hidden_file_tests(folder):
     """The names of the tests in labs/<folder>/hidden.c (none without one)."""
     path = os.path.join(labs.ROOT, "labs", folder, "hidden.c")
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        return TEST_NAME.findall(f.read())
+    return TEST_NAME.findall(open(path).read()) if os.path.exists(path) else []
 
 
 def hidden_tests(rubric_path):
@@ -89,8 +86,7 @@ def leaks(out, names):
 
 # ------------------------------------------------------------------ copy
 def make_copy(out, rubric_path):
-    """Writes the student copy into the empty folder `out`; returns the
-    hidden tests removed."""
+    """Writes the student copy into the empty folder `out`; returns the hidden tests left out."""
     hidden = hidden_tests(rubric_path)
     for rel in COPIED:
         source = os.path.join(labs.ROOT, rel)
@@ -108,10 +104,13 @@ def make_copy(out, rubric_path):
     shutil.copy(STUDENT_README, os.path.join(out, "README.md"))
     with open(os.path.join(out, ".gitignore"), "w") as f:
         f.write("/build*/\n__pycache__/\n")
-    for folder, _ in labs.all_labs():   # the hidden tests: test.c includes hidden.c only if present
-        path = os.path.join(out, "labs", folder, "hidden.c")
+    for folder, _ in labs.all_labs():
+        path = os.path.join(out, "labs", folder, "hidden.c")   # test.c includes it if present
         if os.path.exists(path):
             os.remove(path)
+        os.makedirs(os.path.join(out, "grading", "skeletons", folder))
+        shutil.copy(os.path.join(out, "labs", folder, "kernels.cu"),   # what `reset` restores
+                    os.path.join(out, "grading", "skeletons", folder, "kernels.cu"))
     leaked = leaks(out, sorted({name for _, _, name in hidden}))
     if leaked:
         raise ReleaseError("hidden test names are still in the copy: "

@@ -98,7 +98,8 @@ class Release(unittest.TestCase):
                      "grading/release.py", "grading/gradescope", "labs/README.md"):
             self.assertFalse(os.path.exists(os.path.join(self.out, gone)), gone)
         for there in ("meson.build", "common/workbook.h", "handouts/00-vector-add.md",
-                      "grading/workbook", "grading/student.py"):
+                      "grading/workbook", "grading/student.py",
+                      "grading/skeletons/00-vector-add/kernels.cu"):
             self.assertTrue(os.path.exists(os.path.join(self.out, there)), there)
         with open(os.path.join(self.out, "README.md")) as f:
             readme = f.read()
