@@ -118,6 +118,43 @@ void wb_guarded_free(void *p);
  * submission's. */
 wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double flops);
 
+/* ---------------------------------------------------------- source rules */
+
+/* Some mistakes give right answers on nearly every run of a given GPU: a
+ * fence left out or made block-wide, release/acquire made relaxed, a
+ * volatile or an atomic dropped from a hand-off, a barrier whose race the
+ * hardware happens to hide. For those a lab also checks the text of the
+ * kernels.cu under test, function by function (common/wb_rules.c says
+ * exactly what counts):
+ *
+ *     static const wb_source_rule stage3_rules[] = {
+ *         {"push", .orderings = 1, .fresh_accesses = 2,
+ *          .why = "without a fence before the flag, ..."},
+ *     };
+ *     Test(source_rules, stage3_memory_order) { WB_CHECK_SOURCE_RULES(stage3_rules); }
+ *
+ * in a suite declared with WB_SOURCE_SUITE: it needs no GPU. The rule's
+ * numbers are the least a correct version of the function has; `why` names
+ * the mistake for the learner. */
+typedef enum { WB_DEVICE_SCOPE, WB_BLOCK_SCOPE } wb_scope;
+typedef struct {
+    const char *function;   /* "name", or "Struct::name" for a member function */
+    int orderings;          /* fences and acquire/release operations, at least */
+    int fresh_accesses;     /* volatile, atomic and atomic_ref accesses, at least */
+    int barriers;           /* __syncthreads / __syncwarp calls, at least */
+    wb_scope scope;         /* WB_BLOCK_SCOPE: __threadfence_block() counts as a fence */
+    const char *why;        /* the mistake, in the learner's words */
+} wb_source_rule;
+
+/* The kernels.cu this test binary was built from (meson passes its path);
+ * the environment variable WB_KERNELS_SOURCE names another one (the grader's
+ * judge reads the submission's). */
+void wb_check_source_rules_in(const char *compiled_path, const wb_source_rule *rules, size_t n);
+#define WB_CHECK_SOURCE_RULES(rules) \
+    wb_check_source_rules_in(WB_KERNELS_SOURCE_PATH, (rules), sizeof(rules) / sizeof(rules)[0])
+#define WB_SOURCE_SUITE(suite_name) \
+    TestSuite(suite_name, .init = wb_case_begin, .fini = wb_test_end)
+
 #define WB_SEED_HINT "(replay with WB_SEED=%" PRIu64 ")"
 
 /* Exact comparison of n ints: on failure the message names what was

@@ -55,7 +55,7 @@ def build_student(ws, folder, name, source):
     return "ok", "", binary
 
 
-def sanitize(binary, reference_bin, t, lim, seed, data_dirs):
+def sanitize(binary, reference_bin, t, lim, seed, data_dirs, source):
     """compute-sanitizer's findings on one passing test, tool by tool, with
     the student's binary in its sandbox (record mode, judged as usual)."""
     findings = []
@@ -64,7 +64,7 @@ def sanitize(binary, reference_bin, t, lim, seed, data_dirs):
                        wrapper=labs.sanitizer_command(tool)
                        + (["--racecheck-report", "hazard"] if tool == "racecheck" else []))
         run = judge.run_test(binary, reference_bin, t["suite"], t["test"], wrapped, seed,
-                             data_dirs)
+                             data_dirs, source)
         lines = labs.sanitizer_findings(run["output"])
         if run["reason"].startswith("timed out"):
             findings.append(f"{tool}: did not finish within {wrapped['wall_s']} s")
@@ -112,7 +112,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes)
     for t in result["tests"]:
         lim = rubric.limits_for(defaults, t["test"])
         got = judge.run_test(binary, reference_bin, t["suite"], t["test"], lim, seed,
-                             ws.data_dirs(folder))
+                             ws.data_dirs(folder), ws.submitted_source(folder))
         if got["status"] == "skipped":
             # The judge skipped the test: without a usable GPU, or a test of
             # the lab skipped itself (its reason says why).
@@ -126,7 +126,8 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes)
             t.update(status="passed", score=t["max_score"])
             if sanitizing and not t["test"].startswith("timing_"):   # timing tests repeat stage work
                 findings = t["sanitizer"] = sanitize(binary, reference_bin, t, lim, seed,
-                                                     ws.data_dirs(folder))
+                                                     ws.data_dirs(folder),
+                                                     ws.submitted_source(folder))
                 if findings:
                     text += "\nsanitizer: " + "; ".join(findings)
                     t["score"] = max(0.0, t["score"] * (1 - defaults["sanitize_penalty"] * len(findings)))

@@ -135,15 +135,18 @@ def run_student(binary, suite, test, limits, seed, work, data_dirs=()):
     return run
 
 
-def run_judge(judge_binary, suite, test, limits, seed, recording, work):
+def run_judge(judge_binary, suite, test, limits, seed, recording, work, source=None):
     """The judge run (trusted binary, not sandboxed); returns (cases from its
     Criterion report, its run (sandbox.run's dict), cases.csv rows,
-    timings.csv rows)."""
+    timings.csv rows). source: the submission's kernels.cu, which the
+    lab's source rules read (wb_test.h)."""
     out = os.path.join(work, "judge")
     os.makedirs(out)
     report = os.path.join(out, "report.json")
     env = dict(os.environ, WB_JUDGE=recording, WB_JUDGE_OUT=out, WB_SEED=seed,
                WB_RESULTS_DIR=out)
+    if source:
+        env["WB_KERNELS_SOURCE"] = source
     run = sandbox.run([judge_binary, f"--filter={suite}/{test}", "--jobs=1", "--verbose",
                        f"--json={report}"], cwd=out, env=env,
                       wall_s=limits["wall_s"] * 2, cpu_s=limits["cpu_s"] * 2,
@@ -161,7 +164,7 @@ def run_judge(judge_binary, suite, test, limits, seed, recording, work):
         _read_csv(os.path.join(out, "timings.csv"))
 
 
-def run_test(student_binary, judge_binary, suite, test, limits, seed, data_dirs=()):
+def run_test(student_binary, judge_binary, suite, test, limits, seed, data_dirs=(), source=None):
     """Records the student's run, judges it. Returns a dict: status (passed /
     failed / skipped), reason, output (what the student's process printed),
     judged (the judge's messages), seconds, launches, finished cases,
@@ -172,7 +175,7 @@ def run_test(student_binary, judge_binary, suite, test, limits, seed, data_dirs=
         recording = os.path.join(work, "recording")
         _copy_recording(student["record"], recording)
         cases, judged_run, case_rows, timing_rows = run_judge(
-            judge_binary, suite, test, limits, seed, recording, work)
+            judge_binary, suite, test, limits, seed, recording, work, source)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result = {"output": student["output"], "seconds": student["seconds"],

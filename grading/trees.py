@@ -158,6 +158,11 @@ class Workspace:
         return names
 
     # ------------------------------------------------------ student side
+    def submitted_source(self, folder, tag="submission"):
+        """Where compile_student keeps the student's kernels.cu: the source
+        rules of the lab's tests (common/wb_rules.c) read it there."""
+        return os.path.join(self.root, tag, folder, "kernels.cu")
+
     def compile_student(self, folder, name, source, tag="submission"):
         """Compiles the student's kernels.cu (bytes) in a sandbox. Returns
         (ok, message, object path). tag names the folders of this compile,
@@ -168,9 +173,8 @@ class Workspace:
         if problems:
             return False, "; ".join(problems[:5]), None
         command, output = self.kernels_command(folder, name)
-        mine = os.path.join(self.root, tag, folder)
-        os.makedirs(mine, exist_ok=True)
-        student_file = os.path.join(mine, "kernels.cu")
+        student_file = self.submitted_source(folder, tag)
+        os.makedirs(os.path.dirname(student_file), exist_ok=True)
         with open(student_file, "wb") as f:
             f.write(source)
         out_dir = os.path.join(self.root, tag, folder, "objects")

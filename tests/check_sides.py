@@ -60,12 +60,14 @@ def main():
     bad = failing_tests(stu)
     defaults, lab_rubrics = rubric.load()
     lab_rubric = lab_rubrics.get(lab, {})
-    failed = {line.split(":")[0].split("/", 1)[1] for line in bad}
+    passed = {t["name"] for suite in stu.get("test_suites", []) for t in suite.get("tests", [])
+              if t["status"] == "PASSED"}
+    # As the grader scores (rubric.apply_prerequisites): a test `scored_with`
+    # another scores only when that one passes too.
     scoring_passes = sorted(
-        t["name"] for suite in stu.get("test_suites", []) for t in suite.get("tests", [])
-        if t["name"] not in failed and t["status"] == "PASSED"
-        and rubric.test_points(defaults, lab_rubric, t["name"]) > 0
-        and lab_rubric.get("scored_with", {}).get(t["name"]) not in failed)
+        name for name in passed
+        if rubric.test_points(defaults, lab_rubric, name) > 0
+        and lab_rubric.get("scored_with", {}).get(name, name) in passed)
     if not bad:
         print(f"{lab}: the SKELETON passes every test ({stu['passed']} passed): "
               "its tests cannot fail")

@@ -99,16 +99,17 @@ def check(folders):
     return 1 if problems else 0
 
 
-def run_in_process(binary, bug, work):
-    """The lab's stage tests (or the sanitizer) on the mutant; returns
-    (caught, message shown)."""
+def run_in_process(binary, bug, work, source):
+    """The lab's stage tests (or the sanitizer) on the mutant, whose
+    kernels.cu is at source; returns (caught, message shown)."""
     report = os.path.join(work, "report.json")
     tool = bug["caught_by"]
     if tool != "test":
         return run_sanitizer(binary, bug, work)
     argv = [binary, "--jobs=1", "--filter=*/stage*", f"--json={report}"]
     try:
-        proc = subprocess.run(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        proc = subprocess.run(argv, cwd=work, env=dict(os.environ, WB_KERNELS_SOURCE=source),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, errors="replace", timeout=900)
     except subprocess.TimeoutExpired:
         return False, "the run took more than 900 s"
@@ -145,7 +146,7 @@ def run_sanitizer(binary, bug, work):
     return False, f"{bug['caught_by']} reported nothing"
 
 
-def run_judged(ws, binary, folder, name, bug):
+def run_judged(ws, binary, folder, name, bug, source):
     """Grades the mutant like a submission, test by test; True when the judge
     fails at least one stage test."""
     reference = os.path.join(ws.build, f"{name}-reference")
@@ -155,7 +156,8 @@ def run_judged(ws, binary, folder, name, bug):
         if not test.startswith("stage"):
             continue
         limits = {"wall_s": 300, "cpu_s": 600, "output_bytes": 1000000}
-        got = judge.run_test(binary, reference, suite, test, limits, "1234", ws.data_dirs(folder))
+        got = judge.run_test(binary, reference, suite, test, limits, "1234", ws.data_dirs(folder),
+                             source)
         if got["status"] == "failed":
             return True, f"{test}: {got['reason'][:200]}"
     return False, "the judge passes every stage test"
@@ -192,10 +194,10 @@ def run(args):
             if not ok:
                 return job, False, "does not link: " + output[-300:], None
             with tempfile.TemporaryDirectory() as work:
-                caught, shown = run_in_process(binary, bug, work)
+                caught, shown = run_in_process(binary, bug, work, ws.submitted_source(folder, tag))
             judged = None
             if args.judge and bug["caught_by"] == "test":
-                judged = run_judged(ws, binary, folder, name, bug)
+                judged = run_judged(ws, binary, folder, name, bug, ws.submitted_source(folder, tag))
             return job, caught, shown, judged
 
         rows, failed = [], 0

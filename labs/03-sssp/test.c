@@ -596,6 +596,37 @@ static void expect_error(int stage, sssp_graph g, int source, int *dist, sssp_wo
     wb_expect_error(label, about, stages[stage](g, source, dist, work, &stats));
 }
 
+/* What no run on one GPU shows reliably: pop or push without its fence, the
+ * distance read without volatile, an atomicMin made a plain store where
+ * the test's graphs happen not to race (handouts/03-sssp.md, "Classic
+ * mistakes"). These tests read kernels.cu (wb_test.h, "source rules") and
+ * need no GPU. */
+WB_SOURCE_SUITE(sssp_source);
+
+static const wb_source_rule stage2_rules[] = {
+    {"relax_all_stage2", .fresh_accesses = 1,
+     .why = "two threads can improve dist[v] at once: only atomicMin keeps the smaller"},
+};
+Test(sssp_source, stage2_atomics) { WB_CHECK_SOURCE_RULES(stage2_rules); }
+
+static const wb_source_rule stage3_rules[] = {
+    {"pop", .orderings = 1, .fresh_accesses = 1,
+     .why = "clear the flag, a fence, then read the distance fresh (volatile or an atomic load): "
+            "otherwise an improvement can land between them and be missed by both sides"},
+    {"push", .orderings = 1, .fresh_accesses = 2,
+     .why = "a fence between lowering dist[v] and testing the flag (pop's fence is the other "
+            "half), an atomicExch so that v is queued once, an atomicAdd for its slot"},
+    {"relax_frontier_stage3", .fresh_accesses = 1,
+     .why = "two threads can improve dist[v] at once: only atomicMin keeps the smaller"},
+};
+Test(sssp_source, stage3_memory_order) { WB_CHECK_SOURCE_RULES(stage3_rules); }
+
+static const wb_source_rule stage4_rules[] = {
+    {"relax_edge_stage4", .fresh_accesses = 1,
+     .why = "two threads can improve dist[v] at once: only atomicMin keeps the smaller"},
+};
+Test(sssp_source, stage4_atomics) { WB_CHECK_SOURCE_RULES(stage4_rules); }
+
 Test(sssp, given_refuses_bad_arguments, .description = "the given start() refuses bad input")
 {
     static const int edges[][3] = {{0, 1, 1}, {1, 2, 1}};

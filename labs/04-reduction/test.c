@@ -266,6 +266,56 @@ Test(reduction, stage7_atomic_contention,
     check_sum(7, n, 256, 25);
 }
 
+/* ---------------------------------------------------------- source rules */
+
+/* A barrier left out of a tree rarely gives a wrong sum on one GPU: the
+ * warps happen to stay close enough (handouts/04-reduction.md, "Classic
+ * mistakes"; racecheck sees it). These tests read kernels.cu (wb_test.h,
+ * "source rules") and need no GPU. */
+WB_SOURCE_SUITE(reduction_source);
+
+#define TREE_LEVEL_BARRIER "a barrier after the loads and one per level of the tree, after the adds"
+static const wb_source_rule stage0_rules[] = {
+    {"reduce_stage0", .barriers = 2, .why = TREE_LEVEL_BARRIER},
+};
+static const wb_source_rule stage1_rules[] = {
+    {"reduce_stage1", .barriers = 2, .why = TREE_LEVEL_BARRIER},
+};
+static const wb_source_rule stage2_rules[] = {
+    {"fold_halves", .barriers = 1, .why = "a barrier per level, after the adds"},
+    {"reduce_stage2", .barriers = 1, .why = "a barrier between storing the loads and the tree"},
+};
+static const wb_source_rule stage3_rules[] = {
+    {"reduce_stage3", .barriers = 1, .why = "a barrier between storing the loads and the tree"},
+};
+static const wb_source_rule stage4_rules[] = {
+    {"warp_fold", .barriers = 2,
+     .why = "threads of a warp do not run in lockstep (Volta and newer): each step reads, "
+            "__syncwarp(), writes, __syncwarp(). The volatile-only lecture version races."},
+    {"reduce_stage4", .barriers = 1, .why = "a barrier between storing the loads and the tree"},
+};
+static const wb_source_rule stage5_rules[] = {
+    {"fold_unrolled", .barriers = 4,
+     .why = "one __syncthreads() per level written out (1024 to 64 words: four levels)"},
+    {"reduce_stage5", .barriers = 1, .why = "a barrier between storing the loads and the tree"},
+};
+static const wb_source_rule stage6_rules[] = {
+    {"reduce_stage6", .barriers = 1, .why = "a barrier between storing the sums and the tree"},
+};
+static const wb_source_rule stage7_rules[] = {
+    {"reduce_stage7", .fresh_accesses = 1, .barriers = 1,
+     .why = "a barrier between the warps' sums and the last warp that adds them, and one "
+            "atomicAdd per block into *out"},
+};
+Test(reduction_source, stage0_barriers) { WB_CHECK_SOURCE_RULES(stage0_rules); }
+Test(reduction_source, stage1_barriers) { WB_CHECK_SOURCE_RULES(stage1_rules); }
+Test(reduction_source, stage2_barriers) { WB_CHECK_SOURCE_RULES(stage2_rules); }
+Test(reduction_source, stage3_barriers) { WB_CHECK_SOURCE_RULES(stage3_rules); }
+Test(reduction_source, stage4_barriers) { WB_CHECK_SOURCE_RULES(stage4_rules); }
+Test(reduction_source, stage5_barriers) { WB_CHECK_SOURCE_RULES(stage5_rules); }
+Test(reduction_source, stage6_barriers) { WB_CHECK_SOURCE_RULES(stage6_rules); }
+Test(reduction_source, stage7_barriers) { WB_CHECK_SOURCE_RULES(stage7_rules); }
+
 /* ------------------------------------------- the given argument checks */
 
 /* reduce_sum must refuse bad arguments through wb_fail (given host code:

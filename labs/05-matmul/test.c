@@ -202,6 +202,24 @@ static void expect_error(int stage, int tile_width, shape s, const char *about)
     wb_guarded_free(C);
 }
 
+/* A tile's missing barrier rarely gives a wrong product on one GPU: the
+ * warps of a block happen to stay in step (handouts/05-matmul.md, "Classic
+ * mistakes"; racecheck sees it). These tests read kernels.cu (wb_test.h,
+ * "source rules") and need no GPU. */
+WB_SOURCE_SUITE(matmul_source);
+
+#define TILE_BARRIERS                                                                      \
+    "two barriers per phase: after the tile is loaded (read-after-write) and after it is " \
+    "used (write-after-read, before the next phase overwrites it)"
+static const wb_source_rule stage2_rules[] = {{"matmul_stage2", .barriers = 2, .why = TILE_BARRIERS}};
+static const wb_source_rule stage3_rules[] = {{"matmul_stage3", .barriers = 2, .why = TILE_BARRIERS}};
+static const wb_source_rule stage4_rules[] = {{"matmul_stage4", .barriers = 2, .why = TILE_BARRIERS}};
+static const wb_source_rule stage5_rules[] = {{"matmul_stage5", .barriers = 2, .why = TILE_BARRIERS}};
+Test(matmul_source, stage2_barriers) { WB_CHECK_SOURCE_RULES(stage2_rules); }
+Test(matmul_source, stage3_barriers) { WB_CHECK_SOURCE_RULES(stage3_rules); }
+Test(matmul_source, stage4_barriers) { WB_CHECK_SOURCE_RULES(stage4_rules); }
+Test(matmul_source, stage5_barriers) { WB_CHECK_SOURCE_RULES(stage5_rules); }
+
 Test(matmul, given_refuses_bad_arguments, .description = "the given matmul() refuses bad input")
 {
     expect_error(0, 0, (shape){-1, 4, 4}, "negative");

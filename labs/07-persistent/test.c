@@ -423,6 +423,45 @@ Test(persistent, stage5_feed_limits,
     free_tasks(&s);
 }
 
+/* --------------------------------------------------------- source rules */
+
+/* What no run on the H100 shows reliably: a release or an acquire of the
+ * hand-offs made relaxed (x86 and PCIe order most of it anyway), a
+ * barrier of the pool left out (handouts/07-persistent.md, "Classic
+ * mistakes"). These tests read kernels.cu (wb_test.h, "source rules") and
+ * need no GPU. */
+WB_SOURCE_SUITE(persistent_source);
+
+static const wb_source_rule stage3_rules[] = {
+    {"gpu_turns_persistent", .fresh_accesses = 1,
+     .why = "the kernel polls memory the host writes: atomic (cuda::atomic_ref) loads and "
+            "stores, or the compiler may keep the counter in a register"},
+    {"pingpong_persistent", .fresh_accesses = 1,
+     .why = "the host side polls memory the kernel writes: atomic loads and stores"},
+    {"stop_persistent", .orderings = 1,
+     .why = "(given code) the stop flag is raised with a release store"},
+};
+Test(persistent_source, stage3_memory_order) { WB_CHECK_SOURCE_RULES(stage3_rules); }
+
+static const wb_source_rule stage4_rules[] = {
+    {"worker_pool", .fresh_accesses = 1, .barriers = 2,
+     .why = "thread 0 claims with an atomicAdd, a barrier before everyone reads the claim, and "
+            "one after the task (everyone has read it before thread 0 claims again)"},
+};
+Test(persistent_source, stage4_barriers) { WB_CHECK_SOURCE_RULES(stage4_rules); }
+
+static const wb_source_rule stage5_rules[] = {
+    {"host_fed", .orderings = 4, .fresh_accesses = 2, .barriers = 2,
+     .why = "acquire when reading the host's head and when reading seen_head (the task written "
+            "before head moved must be visible), release when passing head on through "
+            "seen_head and when marking a task done (the slot's read is over before the host "
+            "refills it); a barrier after the claim and one after the task"},
+    {"tasks_host_fed", .orderings = 2,
+     .why = "release when moving head (the task written before it is visible first), acquire "
+            "when reading done[] (the GPU's read of the slot is over before it is refilled)"},
+};
+Test(persistent_source, stage5_memory_order) { WB_CHECK_SOURCE_RULES(stage5_rules); }
+
 /* ------------------------------------------------------------- timing */
 
 static int compare_doubles(const void *a, const void *b)
