@@ -60,8 +60,10 @@ def main():
     bad = failing_tests(stu)
     defaults, lab_rubrics = rubric.load()
     lab_rubric = lab_rubrics.get(lab, {})
+    # A parameterized test is one entry per case: it passes when no case fails.
+    failed = {line.split(":")[0].split("/", 1)[1] for line in bad}
     passed = {t["name"] for suite in stu.get("test_suites", []) for t in suite.get("tests", [])
-              if t["status"] == "PASSED"}
+              if t["status"] == "PASSED"} - failed
     # As the grader scores (rubric.apply_prerequisites): a test `scored_with`
     # another scores only when that one passes too.
     scoring_passes = sorted(
