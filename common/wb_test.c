@@ -4,6 +4,7 @@
 #include "wb_test.h"
 
 #include <criterion/hooks.h>
+#include <criterion/internal/ordered-set.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -408,6 +409,26 @@ void wb_check_error_message(const char *what, const char *about)
               "%s should fail with a message about '%s'; %s%s%s " WB_SEED_HINT, what, about,
               caught_message[0] ? "it said '" : "it did not fail", caught_message,
               caught_message[0] ? "'" : "", wb_seed());
+}
+
+/* WB_TIMEOUT_SCALE=K multiplies every suite's and test's .timeout by K
+ * before the runner starts them: under compute-sanitizer a spin loop runs
+ * ten to a hundred times slower, and a test that times out there has not
+ * been checked (tests/sanitize_references.py, grade --sanitize). */
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+    const char *text = getenv("WB_TIMEOUT_SCALE");
+    double scale = text ? atof(text) : 1.0;
+    if (!(scale > 1.0))
+        return;
+    FOREACH_SET(struct criterion_suite_set *suite, set->suites) {
+        if (suite->suite.data)
+            suite->suite.data->timeout *= scale;
+        FOREACH_SET(struct criterion_test *test, suite->tests) {
+            if (test->data)
+                test->data->timeout *= scale;
+        }
+    }
 }
 
 /* Runs before Criterion's main, in every test process. */

@@ -60,7 +60,10 @@ def sanitize(binary, reference_bin, t, lim, seed, data_dirs, source):
     the student's binary in its sandbox (record mode, judged as usual)."""
     findings = []
     for tool in labs.SANITIZER_TOOLS:
+        # Ten times the time, for the process and for each test's own
+        # .timeout (WB_TIMEOUT_SCALE, common/wb_test.c).
         wrapped = dict(lim, wall_s=lim["wall_s"] * 10, cpu_s=lim["cpu_s"] * 10,
+                       env={"WB_TIMEOUT_SCALE": "10"},
                        wrapper=labs.sanitizer_command(tool)
                        + (["--racecheck-report", "hazard"] if tool == "racecheck" else []))
         run = judge.run_test(binary, reference_bin, t["suite"], t["test"], wrapped, seed,

@@ -133,7 +133,8 @@ def run_sanitizer(binary, bug, work):
     for test in bug.get("test", "stage*").split("|"):
         argv = labs.sanitizer_command(bug["caught_by"]) + [binary, "--jobs=1", f"--filter=*/{test}"]
         try:
-            proc = subprocess.run(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            proc = subprocess.run(argv, cwd=work, env=dict(os.environ, WB_TIMEOUT_SCALE="10"),
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   text=True, errors="replace", timeout=600)
         except subprocess.TimeoutExpired:
             return False, f"{bug['caught_by']} on {test} took more than 600 s"

@@ -9,8 +9,10 @@ it) under memcheck, racecheck (hazards only), synccheck and initcheck, on its
 stage tests (the timing tests only repeat what the stage tests run), several
 runs at once. Prints one line per lab and tool with the findings and the
 time, and exits 1 when a tool reports anything or a test fails under it, 77
-without a GPU. A test that runs past its own .timeout under a tool (spin
-loops slow down most) is listed as unchecked, not as a finding. The times say what `grading/workbook grade --sanitize` costs.
+without a GPU. Each test's own .timeout is multiplied by --timeout-scale
+(WB_TIMEOUT_SCALE, common/wb_test.c: spin loops slow down most under a
+tool); a test that still runs past it is listed as unchecked, not as a
+finding. The times say what `grading/workbook grade --sanitize` costs.
 """
 import argparse
 import concurrent.futures
@@ -27,16 +29,18 @@ import labs  # noqa: E402
 LIMIT_S = 900
 
 
-def sanitize(binary, tool):
-    """(findings, seconds, problem or "") of one tool on one binary."""
+def sanitize(binary, tool, timeout_scale):
+    """(findings, seconds, problem or "", the tool's report) of one tool on
+    one binary."""
     argv = labs.sanitizer_command(tool) + (["--racecheck-report", "hazard"] if tool == "racecheck" else [])
     argv += [binary, "--jobs=1", "--filter=*/stage*"]
     start = time.monotonic()
     try:
         proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=dict(os.environ, WB_TIMEOUT_SCALE=str(timeout_scale)),
                               errors="replace", timeout=LIMIT_S)
     except subprocess.TimeoutExpired:
-        return [], time.monotonic() - start, f"did not finish within {LIMIT_S} s"
+        return [], time.monotonic() - start, f"did not finish within {LIMIT_S} s", ""
     seconds = time.monotonic() - start
     findings = labs.sanitizer_findings(proc.stdout)
     failing = [l.strip() for l in proc.stdout.splitlines() if "[FAIL]" in l]
@@ -49,7 +53,8 @@ def sanitize(binary, tool):
         problem = "SLOW: " + "; ".join(l.split("]", 1)[-1].strip() for l in slow)[:300]
     elif proc.returncode not in (0, 99):
         problem = f"exit status {proc.returncode}: {proc.stdout[-300:]}"
-    return findings, seconds, problem
+    report = "\n".join(l for l in proc.stdout.splitlines() if l.startswith("=========") or "[FAIL]" in l)
+    return findings, seconds, problem, report
 
 
 def main():
@@ -61,6 +66,10 @@ def main():
                         help="comma-separated tools (default: all four)")
     parser.add_argument("--jobs", type=int, default=4,
                         help="runs at once (default 4: more slow each other past the tests' timeouts)")
+    parser.add_argument("--timeout-scale", type=float, default=10,
+                        help="multiply each test's own timeout by this (default 10)")
+    parser.add_argument("--show", action="store_true",
+                        help="print the tool's full report of each run with findings")
     args = parser.parse_args()
     if subprocess.run(["sh", "-c", "nvidia-smi -L"], stdout=subprocess.DEVNULL,
                       stderr=subprocess.DEVNULL).returncode != 0:
@@ -75,11 +84,12 @@ def main():
         return 1
     bad = unchecked = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(sanitize, os.path.join(args.build, f"{n}-reference"), t): (n, t)
+        futures = {pool.submit(sanitize, os.path.join(args.build, f"{n}-reference"), t,
+                               args.timeout_scale): (n, t)
                    for n, t in runs}
         for future in concurrent.futures.as_completed(futures):
             name, tool = futures[future]
-            findings, seconds, problem = future.result()
+            findings, seconds, problem, report = future.result()
             slow = problem.startswith("SLOW: ")
             bad += bool(findings or (problem and not slow))
             unchecked += slow
@@ -87,6 +97,8 @@ def main():
                        else "clean")
             print(f"{verdict:8} {name:12} {tool:9} {seconds:6.0f} s  "
                   + (problem or "; ".join(findings[:3]))[:400], flush=True)
+            if args.show and (findings or problem):
+                print(report[:6000], flush=True)
     print(f"{len(runs) - bad - unchecked} of {len(runs)} runs clean, {bad} with findings or "
           f"failures, {unchecked} with tests that ran past their own timeout under the tool "
           "(not checked: run those alone)")

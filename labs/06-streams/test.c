@@ -329,7 +329,10 @@ static void skip_if_launches_synchronise(void)
     hold h = {&p, 1, 1, -1, 0};
     /* One launch first, outside the hold: the kernel's module is loaded on
      * first use (lazy loading), which must not happen while a stream is
-     * held, or the probe would blame the build for the loader's wait. */
+     * held, or the probe would blame the build for the loader's wait. On
+     * the problem's inputs, so that it reads nothing uninitialised. */
+    CUDA_CHECK(cudaMemcpy(dev->x, p.x, sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dev->y, p.y, sizeof(float), cudaMemcpyHostToDevice));
     saxpy_launch(&cfg, dev, all, dev->stream[0]);
     CUDA_CHECK(cudaDeviceSynchronize());
     load_run(&p, 0);
