@@ -55,11 +55,11 @@ def build_student(ws, folder, name, source):
     return "ok", "", binary
 
 
-def sanitize(binary, reference_bin, t, lim, seed, data_dirs, source):
+def sanitize(binary, reference_bin, t, lim, seed, data_dirs, source, tools):
     """compute-sanitizer's findings on one passing test, tool by tool, with
     the student's binary in its sandbox (record mode, judged as usual)."""
     findings = []
-    for tool in labs.SANITIZER_TOOLS:
+    for tool in tools:
         # Ten times the time, for the process and for each test's own
         # .timeout (WB_TIMEOUT_SCALE, common/wb_test.c).
         wrapped = dict(lim, wall_s=lim["wall_s"] * 10, cpu_s=lim["cpu_s"] * 10,
@@ -130,7 +130,8 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes)
             if sanitizing and not t["test"].startswith("timing_"):   # timing tests repeat stage work
                 findings = t["sanitizer"] = sanitize(binary, reference_bin, t, lim, seed,
                                                      ws.data_dirs(folder),
-                                                     ws.submitted_source(folder))
+                                                     ws.submitted_source(folder),
+                                                     rubric.sanitizer_tools(lab_rubric, t["test"]))
                 if findings:
                     text += "\nsanitizer: " + "; ".join(findings)
                     t["score"] = max(0.0, t["score"] * (1 - defaults["sanitize_penalty"] * len(findings)))

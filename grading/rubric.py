@@ -51,6 +51,13 @@ def apply_prerequisites(tests, lab_rubric):
                             f"passes this test)\n\n" + t["output"])
 
 
+def sanitizer_tools(lab_rubric, test):
+    """The compute-sanitizer tools that apply to a test: all four, less
+    those the rubric's `sanitize_skip = {tool = [tests]}` names for it."""
+    skip = lab_rubric.get("sanitize_skip", {})
+    return [tool for tool in labs.SANITIZER_TOOLS if test not in skip.get(tool, [])]
+
+
 def limits_for(defaults, test, wrapper=()):
     wall = defaults["timing_wall_s"] if test.startswith("timing_") else defaults["wall_s"]
     return {"wall_s": int(wall), "cpu_s": int(max(defaults["cpu_s"], wall + 10)),

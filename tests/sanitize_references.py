@@ -6,7 +6,8 @@ usage: tests/sanitize_references.py --build DIR [--labs 00-vector-add,...]
 
 Runs each lab's reference test binary (DIR/<lab>-reference, as Meson builds
 it) under memcheck, racecheck (hazards only), synccheck and initcheck, on its
-stage tests (the timing tests only repeat what the stage tests run), several
+stage tests (the timing tests only repeat what the stage tests run; the
+rubric's sanitize_skip leaves out a tool where it cannot judge), several
 runs at once. Prints one line per lab and tool with the findings and the
 time, and exits 1 when a tool reports anything or a test fails under it, 77
 without a GPU. Each test's own .timeout is multiplied by --timeout-scale
@@ -25,15 +26,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 
 import labs  # noqa: E402
+import rubric  # noqa: E402
 
 LIMIT_S = 900
 
 
-def sanitize(binary, tool, timeout_scale):
+def stage_filter(skipped):
+    """Criterion's --filter for the stage tests less the skipped ones."""
+    return "--filter=*/!(" + "|".join(["timing_*", "given_*"] + sorted(skipped)) + ")"
+
+
+def sanitize(binary, tool, timeout_scale, skipped=()):
     """(findings, seconds, problem or "", the tool's report) of one tool on
     one binary."""
     argv = labs.sanitizer_command(tool) + (["--racecheck-report", "hazard"] if tool == "racecheck" else [])
-    argv += [binary, "--jobs=1", "--filter=*/stage*"]
+    argv += [binary, "--jobs=1", stage_filter(skipped)]
     start = time.monotonic()
     try:
         proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -82,10 +89,12 @@ def main():
     if missing:
         print(f"not built in {args.build}: " + ", ".join(f"{n}-reference" for n in missing))
         return 1
+    _, lab_rubrics = rubric.load()
     bad = unchecked = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = {pool.submit(sanitize, os.path.join(args.build, f"{n}-reference"), t,
-                               args.timeout_scale): (n, t)
+                               args.timeout_scale,
+                               lab_rubrics.get(n, {}).get("sanitize_skip", {}).get(t, [])): (n, t)
                    for n, t in runs}
         for future in concurrent.futures.as_completed(futures):
             name, tool = futures[future]
