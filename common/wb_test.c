@@ -3,6 +3,7 @@
  * process that ran the submission's code. */
 #include "wb_test.h"
 
+#include <cuda.h>   /* the types of the virtual memory calls (no link to libcuda) */
 #include <criterion/hooks.h>
 #include <criterion/internal/ordered-set.h>
 #include <errno.h>
@@ -311,28 +312,144 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
 
 /* ----------------------------------------------------------- guard zones */
 
+/* Each guarded buffer sits at the END of its own mapped device memory,
+ * followed by an address range that is reserved but never mapped. Before
+ * the buffer: WB_GUARD_BYTES of 0xFF bytes. After it: the bytes up to the
+ * next multiple of 16 (0xFF too), then nothing: a read or write past the
+ * end faults (an illegal address) however far it goes, even where the value
+ * read only feeds outputs that are never stored. The reservation uses
+ * CUDA's virtual memory management, reached through the runtime
+ * (cudaGetDriverEntryPointByVersion), so that test binaries need no link
+ * to the driver library; where it is missing, the buffer is an ordinary
+ * cudaMalloc with a WB_GUARD_BYTES zone of 0xFF after it as well. */
 #define WB_GUARD_SLOTS 64
 static struct {
-    unsigned char *base;
-    size_t bytes;
+    unsigned char *user;        /* what the caller got */
+    size_t bytes, after;        /* the caller's bytes; guard bytes after them */
+    CUdeviceptr reserved;       /* the reservation (0: an ordinary cudaMalloc) */
+    size_t reserved_bytes, mapped_bytes;
+    CUmemGenericAllocationHandle handle;
 } guarded[WB_GUARD_SLOTS];
+
+typedef CUresult (*granularity_fn)(size_t *, const CUmemAllocationProp *,
+                                   CUmemAllocationGranularity_flags);
+typedef CUresult (*reserve_fn)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+typedef CUresult (*create_fn)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+                              unsigned long long);
+typedef CUresult (*map_fn)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+                           unsigned long long);
+typedef CUresult (*access_fn)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+typedef CUresult (*unmap_fn)(CUdeviceptr, size_t);
+typedef CUresult (*release_fn)(CUmemGenericAllocationHandle);
+typedef CUresult (*address_free_fn)(CUdeviceptr, size_t);
+typedef CUresult (*attribute_fn)(int *, CUdevice_attribute, CUdevice);
+static struct {
+    bool tried, ok;
+    granularity_fn granularity;
+    reserve_fn reserve;
+    create_fn create;
+    map_fn map;
+    access_fn access;
+    unmap_fn unmap;
+    release_fn release;
+    address_free_fn address_free;
+} vmm;
+
+static void *driver_entry(const char *name)
+{
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult found;
+    if (cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found) !=
+            cudaSuccess || found != cudaDriverEntryPointSuccess)
+        return NULL;
+    return fn;
+}
+
+static bool vmm_available(void)
+{
+    if (!vmm.tried) {
+        vmm.tried = true;
+        int supported = 0, device = 0;
+        attribute_fn attribute = (attribute_fn)driver_entry("cuDeviceGetAttribute");
+        if (!attribute || cudaGetDevice(&device) != cudaSuccess ||
+            attribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+                      (CUdevice)device) != CUDA_SUCCESS)
+            supported = 0;
+        vmm.granularity = (granularity_fn)driver_entry("cuMemGetAllocationGranularity");
+        vmm.reserve = (reserve_fn)driver_entry("cuMemAddressReserve");
+        vmm.create = (create_fn)driver_entry("cuMemCreate");
+        vmm.map = (map_fn)driver_entry("cuMemMap");
+        vmm.access = (access_fn)driver_entry("cuMemSetAccess");
+        vmm.unmap = (unmap_fn)driver_entry("cuMemUnmap");
+        vmm.release = (release_fn)driver_entry("cuMemRelease");
+        vmm.address_free = (address_free_fn)driver_entry("cuMemAddressFree");
+        vmm.ok = supported && vmm.granularity && vmm.reserve && vmm.create && vmm.map &&
+                 vmm.access && vmm.unmap && vmm.release && vmm.address_free;
+        cudaGetLastError();   /* a failed lookup leaves nothing behind */
+    }
+    return vmm.ok;
+}
+
+static void check_driver(CUresult status, const char *call)
+{
+    cr_assert(status == CUDA_SUCCESS, "wb_guarded_malloc: %s failed (CUresult %d)", call,
+              (int)status);
+}
+
+/* Maps granules for the leading guard and the buffer, and reserves one
+ * more granule after them that stays unmapped. */
+static void map_with_hole_after(int slot, size_t needed)
+{
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    size_t granule = 0;
+    check_driver(vmm.granularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                 "cuMemGetAllocationGranularity");
+    size_t mapped = (needed + granule - 1) / granule * granule;
+    guarded[slot].mapped_bytes = mapped;
+    guarded[slot].reserved_bytes = mapped + granule;
+    check_driver(vmm.reserve(&guarded[slot].reserved, mapped + granule, 0, 0, 0),
+                 "cuMemAddressReserve");
+    check_driver(vmm.create(&guarded[slot].handle, mapped, &prop, 0), "cuMemCreate");
+    check_driver(vmm.map(guarded[slot].reserved, mapped, 0, guarded[slot].handle, 0), "cuMemMap");
+    CUmemAccessDesc access = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    check_driver(vmm.access(guarded[slot].reserved, mapped, &access, 1), "cuMemSetAccess");
+}
 
 void *wb_guarded_malloc(size_t bytes)
 {
     int slot = 0;
-    while (slot < WB_GUARD_SLOTS && guarded[slot].base)
+    while (slot < WB_GUARD_SLOTS && guarded[slot].user)
         slot++;
     cr_assert(slot < WB_GUARD_SLOTS, "wb_guarded_malloc: more than %d buffers at once", WB_GUARD_SLOTS);
-    CUDA_CHECK(cudaMalloc((void **)&guarded[slot].base, bytes + 2 * WB_GUARD_BYTES));
-    CUDA_CHECK(cudaMemset(guarded[slot].base, 0xFF, bytes + 2 * WB_GUARD_BYTES));
+    unsigned char *start;
+    if (vmm_available()) {
+        /* 16-byte aligned, so that vector loads of the buffer are legal. */
+        guarded[slot].after = (16 - bytes % 16) % 16;
+        map_with_hole_after(slot, WB_GUARD_BYTES + bytes + guarded[slot].after);
+        start = (unsigned char *)(uintptr_t)guarded[slot].reserved;
+        guarded[slot].user = start + guarded[slot].mapped_bytes - guarded[slot].after - bytes;
+    } else {
+        guarded[slot].reserved = 0;
+        guarded[slot].after = WB_GUARD_BYTES;
+        CUDA_CHECK(cudaMalloc((void **)&start, bytes + 2 * WB_GUARD_BYTES));
+        guarded[slot].user = start + WB_GUARD_BYTES;
+    }
     guarded[slot].bytes = bytes;
-    return guarded[slot].base + WB_GUARD_BYTES;
+    CUDA_CHECK(cudaMemset(guarded[slot].user - WB_GUARD_BYTES, 0xFF,
+                          WB_GUARD_BYTES + bytes + guarded[slot].after));
+    return guarded[slot].user;
 }
 
 static int guarded_slot(const void *p)
 {
     for (int slot = 0; slot < WB_GUARD_SLOTS; slot++)
-        if (guarded[slot].base && guarded[slot].base + WB_GUARD_BYTES == p)
+        if (guarded[slot].user && guarded[slot].user == p)
             return slot;
     cr_assert_fail("wb_guarded: %p was not allocated with wb_guarded_malloc", p);
     return -1;
@@ -341,25 +458,27 @@ static int guarded_slot(const void *p)
 void wb_guarded_check(const void *p, const char *what)
 {
     int slot = guarded_slot(p);
-    static unsigned char zone[2][WB_GUARD_BYTES];
+    static unsigned char zone[2 * WB_GUARD_BYTES];
+    size_t after = guarded[slot].after;
     char label[600];
     snprintf(label, sizeof label, "%s: guard zones", what);
-    CUDA_CHECK(cudaMemcpy(zone[0], guarded[slot].base, WB_GUARD_BYTES, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(zone[1], guarded[slot].base + WB_GUARD_BYTES + guarded[slot].bytes,
-                          WB_GUARD_BYTES, cudaMemcpyDeviceToHost));
-    wb_observe(label, zone, sizeof zone);
-    for (int side = 0; side < 2; side++) {
-        for (size_t i = 0; i < WB_GUARD_BYTES; i++) {
-            if (zone[side][i] != 0xFF) {
-                /* The first changed byte before the start is the farthest
-                 * one; past the end it is the nearest. */
-                size_t distance = side ? i + 1 : WB_GUARD_BYTES - i;
-                cr_assert_fail("%s: a byte %zu byte(s) %s the buffer was written: an index out of "
-                               "range (a bound such as i <= n instead of i < n, a missing bounds "
-                               "check, or an index off by one) " WB_SEED_HINT,
-                               what, distance, side ? "past the end of" : "before the start of",
-                               wb_seed());
-            }
+    CUDA_CHECK(cudaMemcpy(zone, guarded[slot].user - WB_GUARD_BYTES, WB_GUARD_BYTES,
+                          cudaMemcpyDeviceToHost));
+    if (after)
+        CUDA_CHECK(cudaMemcpy(zone + WB_GUARD_BYTES, guarded[slot].user + guarded[slot].bytes,
+                              after, cudaMemcpyDeviceToHost));
+    wb_observe(label, zone, WB_GUARD_BYTES + after);
+    for (size_t i = 0; i < WB_GUARD_BYTES + after; i++) {
+        if (zone[i] != 0xFF) {
+            /* The first changed byte before the start is the farthest one;
+             * past the end it is the nearest. */
+            bool past = i >= WB_GUARD_BYTES;
+            size_t distance = past ? i - WB_GUARD_BYTES + 1 : WB_GUARD_BYTES - i;
+            cr_assert_fail("%s: a byte %zu byte(s) %s the buffer was written: an index out of "
+                           "range (a bound such as i <= n instead of i < n, a missing bounds "
+                           "check, or an index off by one) " WB_SEED_HINT,
+                           what, distance, past ? "past the end of" : "before the start of",
+                           wb_seed());
         }
     }
 }
@@ -367,8 +486,16 @@ void wb_guarded_check(const void *p, const char *what)
 void wb_guarded_free(void *p)
 {
     int slot = guarded_slot(p);
-    CUDA_CHECK(cudaFree(guarded[slot].base));
-    guarded[slot].base = NULL;
+    if (guarded[slot].reserved) {
+        CUDA_CHECK(cudaDeviceSynchronize());
+        check_driver(vmm.unmap(guarded[slot].reserved, guarded[slot].mapped_bytes), "cuMemUnmap");
+        check_driver(vmm.release(guarded[slot].handle), "cuMemRelease");
+        check_driver(vmm.address_free(guarded[slot].reserved, guarded[slot].reserved_bytes),
+                     "cuMemAddressFree");
+    } else {
+        CUDA_CHECK(cudaFree(guarded[slot].user - WB_GUARD_BYTES));
+    }
+    guarded[slot].user = NULL;
 }
 
 /* ------------------------------------------------------- test lifecycle */

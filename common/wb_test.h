@@ -97,11 +97,13 @@ void wb_check_error_message(const char *what, const char *about);
 
 /* ---------------------------------------------------------- guard zones */
 
-/* Device memory with WB_GUARD_BYTES of guard zone before and after the
- * bytes asked for, everything filled with 0xFF bytes (NaN as floats, -1 as
- * ints): a read past either end of an input feeds NaN or -1 into what it
- * computes, and a write past either end of an output shows in
- * wb_guarded_check. Free with wb_guarded_free. */
+/* Device memory with WB_GUARD_BYTES of guard zone before the bytes asked
+ * for and unmapped memory after them (past the padding to a multiple of 16
+ * bytes), guard zone and padding filled with 0xFF bytes (NaN as floats, -1 as
+ * ints): a read before the start of an input feeds NaN or -1 into what it
+ * computes, a write before the start of an output (or into the padding)
+ * shows in wb_guarded_check, and any access past the end faults with an
+ * illegal address. Free with wb_guarded_free. */
 #define WB_GUARD_BYTES 4096
 void *wb_guarded_malloc(size_t bytes);
 /* Fails the test, naming `what`, when a guard zone of p was written; the

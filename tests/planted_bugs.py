@@ -16,11 +16,20 @@ usage: tests/planted_bugs.py check [LAB...]
            (a value that skips wb_observe would pass there). Prints one line
            per bug and a table; exit status 1 when one is not caught, 77
            without a GPU.
+       tests/planted_bugs.py sweep [--labs ...] [--kinds bounds,...] [--jobs N]
+                                   [--list] [--csv FILE]
+           (GPU) the mechanical mutation run: every classic bug of
+           tests/mutation.py on every line of each reference where it applies,
+           one mutant at a time, against the lab's stage and given tests
+           (first failure ends a mutant's run). Prints the survivors and the
+           share killed per lab and kind; --list only counts them (CPU).
 """
 import argparse
 import concurrent.futures
 import csv
 import os
+import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,6 +40,7 @@ sys.path.insert(0, os.path.join(ROOT, "grading"))
 
 import criterion  # noqa: E402
 import judge  # noqa: E402
+import mutation  # noqa: E402
 import labs  # noqa: E402
 import trees  # noqa: E402
 
@@ -99,24 +109,30 @@ def check(folders):
     return 1 if problems else 0
 
 
-def run_in_process(binary, bug, work, source):
+def run_in_process(binary, bug, work, source, sweep=False):
     """The lab's stage tests (or the sanitizer) on the mutant, whose
-    kernels.cu is at source; returns (caught, message shown)."""
+    kernels.cu is at source; returns (caught, message shown). A sweep runs
+    the given tests too, and stops at the first failure."""
     report = os.path.join(work, "report.json")
     tool = bug["caught_by"]
     if tool != "test":
         return run_sanitizer(binary, bug, work)
-    argv = [binary, "--jobs=1", "--filter=*/stage*", f"--json={report}"]
+    argv = [binary, "--jobs=1", f"--json={report}"]
+    argv += ["--filter=*/@(stage|given)*", "--fail-fast"] if sweep else ["--filter=*/stage*"]
     try:
         proc = subprocess.run(argv, cwd=work, env=dict(os.environ, WB_KERNELS_SOURCE=source),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, errors="replace", timeout=900)
+                              text=True, errors="replace", timeout=300 if sweep else 900)
     except subprocess.TimeoutExpired:
+        if sweep:   # Criterion's own timeouts are shorter: the mutant hangs the binary
+            return True, "the run hung (300 s)"
         return False, "the run took more than 900 s"
     try:
         data = criterion.load_report(report)
     except (OSError, ValueError):
-        return False, f"no report (exit {proc.returncode}): {proc.stdout[-300:]}"
+        # A sweep counts a binary that stopped with a failure but without its
+        # report (a crash, --fail-fast) as killed: the student sees it fail.
+        return sweep and proc.returncode != 0, f"no report (exit {proc.returncode}): {proc.stdout[-300:]}"
     messages = [(t["name"], m) for s in data["test_suites"] for t in s["tests"]
                 if t["status"] in ("FAILED", "ERRORED") for m in t.get("messages", []) or [t["status"]]]
     if not messages:
@@ -164,65 +180,129 @@ def run_judged(ws, binary, folder, name, bug, source):
     return False, "the judge passes every stage test"
 
 
-def run(args):
-    gpu = subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL).returncode == 0 if _has("nvidia-smi") else False
-    if not gpu:
-        print("skipped: no GPU (nvidia-smi -L)")
-        return 77
-    folders = args.labs.split(",") if args.labs else [f for f, _ in labs.all_labs()]
+def gpu_present():
+    if not _has("nvidia-smi"):
+        return False
+    return subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
+def mutant_runs(folders, make_jobs, jobs, judged=False, sweep=False):
+    """Builds the trusted trees of the labs, then compiles, links and runs
+    each mutant that make_jobs(folder, reference text) lists as (bug,
+    mutated text), jobs at a time. Yields (folder, bug, verdict, message,
+    judge's message) as they finish; verdict is caught, NOT CAUGHT, NOT
+    JUDGED or no compile."""
     selected = [(f, n) for f, n in labs.all_labs() if f in folders]
-    jobs = []
+    work = []
     with trees.Workspace() as ws:
         ws.configure(selected)
         for folder, name in selected:
             ok, output = ws.build_trusted(name)
             if not ok:
-                print(f"{folder}: the trusted build fails:\n{output[-2000:]}")
-                return 1
-            reference = open(os.path.join(ROOT, "solutions", folder, "kernels.cu")).read()
-            jobs += [(folder, name, bug, mutate(reference, bug)) for bug in load(folder)
-                     if not args.bugs or bug["name"] in args.bugs.split(",")]
+                raise SystemExit(f"{folder}: the trusted build fails:\n{output[-2000:]}")
+            with open(os.path.join(ROOT, "solutions", folder, "kernels.cu")) as f:
+                reference = f.read()
+            work += [(folder, name, bug, text) for bug, text in make_jobs(folder, reference)]
 
         def one(job):
             folder, name, bug, source = job
             tag = f"planted-{folder}-{bug['name']}"
             ok, output, obj = ws.compile_student(folder, name, source.encode(), tag=tag)
+            if ok:
+                binary = os.path.join(os.path.dirname(obj), "test-binary")
+                ok, output, binary = ws.link_student(folder, name, obj, binary)
             if not ok:
-                return job, False, "does not compile: " + output[-300:], None
-            binary = os.path.join(os.path.dirname(obj), "test-binary")
-            ok, output, binary = ws.link_student(folder, name, obj, binary)
-            if not ok:
-                return job, False, "does not link: " + output[-300:], None
-            with tempfile.TemporaryDirectory() as work:
-                caught, shown = run_in_process(binary, bug, work, ws.submitted_source(folder, tag))
-            judged = None
-            if args.judge and bug["caught_by"] == "test":
-                judged = run_judged(ws, binary, folder, name, bug, ws.submitted_source(folder, tag))
-            return job, caught, shown, judged
+                return folder, bug, "no compile", output[-300:], ""
+            with tempfile.TemporaryDirectory() as scratch:
+                caught, shown = run_in_process(binary, bug, scratch,
+                                               ws.submitted_source(folder, tag), sweep)
+            judge_says = None
+            if judged and bug["caught_by"] == "test":
+                judge_says = run_judged(ws, binary, folder, name, bug,
+                                        ws.submitted_source(folder, tag))
+            shutil.rmtree(os.path.dirname(obj), ignore_errors=True)
+            verdict = "caught" if caught and (judge_says is None or judge_says[0]) else \
+                "NOT JUDGED" if caught else "NOT CAUGHT"
+            return folder, bug, verdict, shown, judge_says[1] if judge_says else ""
 
-        rows, failed = [], 0
-        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            # printed as they finish, so that a run cut short still shows its results
-            done = concurrent.futures.as_completed([pool.submit(one, job) for job in jobs])
-            for job, caught, shown, judged in (f.result() for f in done):
-                folder, _, bug, _ = job
-                ok = caught and (judged is None or judged[0])
-                failed += not ok
-                verdict = "caught" if ok else ("NOT JUDGED" if caught else "NOT CAUGHT")
-                line = f"{verdict:10} {folder}/{bug['name']} ({bug['kind']}, by {bug['caught_by']}): {shown[:300]}"
-                if judged is not None:
-                    line += f" | judge: {judged[1][:160]}"
-                print(line, flush=True)
-                rows.append([folder, bug["name"], bug["kind"], bug["caught_by"], verdict,
-                             shown[:500], judged[1][:300] if judged else ""])
-    if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["lab", "bug", "kind", "caught_by", "verdict", "message", "judge"])
-            w.writerows(rows)
+        random.Random(1).shuffle(work)   # a run cut short has seen some of every lab
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            # yielded as they finish, so that a run cut short still shows its results
+            for done in concurrent.futures.as_completed([pool.submit(one, j) for j in work]):
+                yield done.result()
+
+
+def run(args):
+    if not gpu_present():
+        print("skipped: no GPU (nvidia-smi -L)")
+        return 77
+    folders = args.labs.split(",") if args.labs else [f for f, _ in labs.all_labs()]
+    wanted = args.bugs.split(",") if args.bugs else None
+
+    def planted(folder, reference):
+        return [(bug, mutate(reference, bug)) for bug in load(folder)
+                if not wanted or bug["name"] in wanted]
+
+    rows, failed = [], 0
+    for folder, bug, verdict, shown, judge_says in mutant_runs(folders, planted, args.jobs,
+                                                               judged=args.judge):
+        failed += verdict != "caught"
+        line = f"{verdict:10} {folder}/{bug['name']} ({bug['kind']}, by {bug['caught_by']}): {shown[:300]}"
+        if args.judge:
+            line += f" | judge: {judge_says[:160]}"
+        print(line, flush=True)
+        rows.append([folder, bug["name"], bug["kind"], bug["caught_by"], verdict,
+                     shown[:500], judge_says[:300]])
+    write_csv(args.csv, ["lab", "bug", "kind", "caught_by", "verdict", "message", "judge"], rows)
     print(f"{len(rows) - failed} of {len(rows)} planted bugs caught")
     return 1 if failed else 0
+
+
+def sweep(args):
+    folders = args.labs.split(",") if args.labs else [f for f, _ in labs.all_labs()]
+    kinds = set(args.kinds.split(",")) if args.kinds else None
+
+    def generated(folder, reference):
+        return [(dict(m, caught_by="test", message=""), m["text"])
+                for m in mutation.mutants(reference) if not kinds or m["kind"] in kinds]
+
+    if args.list:
+        for folder in folders:
+            with open(os.path.join(ROOT, "solutions", folder, "kernels.cu")) as f:
+                found = generated(folder, f.read())
+            print(f"{folder}: {len(found)} mutants")
+            for m, _ in found:
+                print(f"  {m['name']:28} {m['before']}  =>  {m['after']}")
+        return 0
+    if not gpu_present():
+        print("skipped: no GPU (nvidia-smi -L)")
+        return 77
+    rows, tally = [], {}
+    for folder, m, verdict, shown, _ in mutant_runs(folders, generated, args.jobs, sweep=True):
+        rows.append([folder, m["name"], m["kind"], verdict, m["before"], m["after"], shown[:400]])
+        if verdict == "no compile":
+            continue
+        for key in (folder, f"{folder} {m['kind']}"):
+            killed, total = tally.get(key, (0, 0))
+            tally[key] = (killed + (verdict == "caught"), total + 1)
+        print(f"{'killed' if verdict == 'caught' else 'SURVIVED':8} {folder}/{m['name']}: "
+              f"{m['before']}  =>  {m['after']}  | {shown[:160]}", flush=True)
+    write_csv(args.csv, ["lab", "mutant", "kind", "verdict", "before", "after", "message"], rows)
+    print(f"{'lab / kind':32} killed")
+    for key in sorted(tally):
+        killed, total = tally[key]
+        print(f"{key:32} {killed:4} of {total:4}  {100.0 * killed / total:5.1f}%")
+    weakest = min((100.0 * k / t for key, (k, t) in tally.items() if " " not in key), default=100)
+    return 0 if weakest >= 90 else 1
+
+
+def write_csv(path, header, rows):
+    if path:
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(header)
+            w.writerows(sorted(rows))
 
 
 def _has(program):
@@ -242,10 +322,16 @@ def main():
     r.add_argument("--bugs", help="comma-separated bug names: only these (default: all)")
     r.add_argument("--judge", action="store_true", help="also check that the judge fails each mutant")
     r.add_argument("--csv", help="write the table here")
+    w = sub.add_parser("sweep", help="(GPU) the share of generated mutants the tests kill")
+    w.add_argument("--labs", help="comma-separated lab folders (default: all)")
+    w.add_argument("--kinds", help="comma-separated kinds (default: all; tests/mutation.py)")
+    w.add_argument("--jobs", type=int, default=6, help="mutants run at once (default 6)")
+    w.add_argument("--list", action="store_true", help="only list the mutants (no GPU needed)")
+    w.add_argument("--csv", help="write every mutant's verdict here")
     args = parser.parse_args()
     if args.command == "check":
         return check(args.labs or [f for f, _ in labs.all_labs()])
-    return run(args)
+    return sweep(args) if args.command == "sweep" else run(args)
 
 
 if __name__ == "__main__":

@@ -263,6 +263,38 @@ Test(sync_up, stage0_rejects_bad_threads, .description = "1025 threads is a clea
                     ordered_barrier(NULL, 10, 1025));
 }
 
+/* Given code (check_arguments, and ordered_grid's residency check): each
+ * bound refused one step outside it, and accepted on it. The accepted calls
+ * have count = 0 (no turn to take, nothing printed); a refusal names the
+ * argument and its bound. */
+Test(sync_up, given_refuses_bad_arguments,
+     .description = "count, blocks and threads refused just outside their bounds, accepted on them")
+{
+    wb_expect_error("ordered_barrier(count = -1): count must be >= 0", "count >= 0",
+                    ordered_barrier(NULL, -1, 32));
+    wb_expect_error("ordered_grid(blocks = 0): blocks must be >= 1", "blocks >= 1",
+                    ordered_grid(NULL, 0, 0, 32));
+    wb_expect_error("ordered_barrier(threads = 0): threads must be >= 1", "1 <= threads",
+                    ordered_barrier(NULL, 0, 0));
+    wb_expect_error("ordered_spin(threads = 1025): threads must be <= 1024", "threads <= 1024",
+                    ordered_spin(NULL, 0, 1025));
+    wb_expect_error("ordered_grid_max_blocks(threads = 0): threads must be >= 1", "1 <= threads",
+                    (void)ordered_grid_max_blocks(0));
+    wb_expect_error("ordered_grid_max_blocks(threads = 1025): threads must be <= 1024",
+                    "threads <= 1024", (void)ordered_grid_max_blocks(1025));
+    /* On the bounds: count = 0, blocks = 1, threads = 1 and 1024, and as many
+     * blocks as can be resident; these must run (an error fails the test). */
+    ordered_barrier(NULL, 0, 1);
+    ordered_spin(NULL, 0, 1024);
+    ordered_grid(NULL, 0, 1, 1);
+    int most = max_blocks(1024);
+    cr_assert(most >= 1, "ordered_grid_max_blocks(1024) = %d: at least one block fits", most);
+    ordered_grid(NULL, 0, most, 1024);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    wb_expect_error("ordered_grid(blocks = most + 1, threads = 1024): blocks must be <= most",
+                    "resident", ordered_grid(NULL, 0, most + 1, 1024));
+}
+
 /* What no run on one GPU shows reliably: a barrier of stage 0 left out (the
  * race is real, the wrong value rarely read), a fence, volatile or atomic
  * of the hand-off dropped or made block-wide (handouts/01-sync-up.md,

@@ -537,6 +537,165 @@ Test(atomics, stage6_list_many_anchors, .description = "2^20 inserts spread over
     check_list(1000, 1 << 20);
 }
 
+/* ------------------------------------------------ the given argument checks */
+
+/* One int that given code leaves in a guarded device buffer, observed. */
+static void expect_given_int(const int *device, int expected, const char *what)
+{
+    int *got = fetch_output(device, 1, what);
+    cr_assert(got[0] == expected, "%s: %d, expected %d (given code wrote it: restore it) "
+              WB_SEED_HINT, what, got[0], expected, wb_seed());
+    free(got);
+}
+
+/* Given code (check_launch_shape and each entry point's checks): every bound
+ * refused one step outside it, and accepted on it. The accepted calls run
+ * given code where they can (n = 0, threads = 0, inserts = 0, counter_racy),
+ * and what that code leaves behind is checked. A refusal names the argument
+ * and its bound. */
+Test(atomics, given_refuses_bad_arguments, .timeout = 60,
+     .description = "every argument refused just outside its bounds, accepted on them")
+{
+    int *x = device_ints(1), *out = device_ints(1), *sizes = device_ints(1);
+    int *next = device_ints(3), *locks = device_ints(1);
+    tally *tallies = wb_guarded_malloc(sizeof(tally));
+
+    /* Every entry point's launch shape (check_launch_shape), and stage 1's slots. */
+    wb_expect_error("counter_racy(blocks = 0): blocks must be >= 1", "blocks >= 1",
+                    counter_racy(x, 1, 0, 32));
+    wb_expect_error("counter_racy(block_size = 0): block_size must be >= 1", "1 <= block_size",
+                    counter_racy(x, 1, 1, 0));
+    wb_expect_error("counter_racy(block_size = 1025): block_size must be <= 1024",
+                    "block_size <= 1024", counter_racy(x, 1, 1, 1025));
+    wb_expect_error("counter_racy(slots = 0): slots must be >= 1", "slots >= 1",
+                    counter_racy(x, 0, 1, 32));
+    wb_expect_error("reduce_atomic(block_size = 33): the warp versions need a multiple of 32",
+                    "not a multiple of 32",
+                    reduce_atomic(NULL, 0, out, 1, REDUCE_SUM, REDUCE_PER_WARP, 33));
+    counter_racy(x, 1, 1, 1);   /* blocks = 1, block_size = 1, slots = 1: one increment */
+    expect_given_int(x, 1, "counter_racy(slots = 1, blocks = 1, block_size = 1): x[0]");
+    counter_racy(x, 1, 1, 1024);   /* block_size = 1024 */
+    counter_racy(x, 1, 2, 33);     /* no multiple of 32 where no warp version runs */
+    CUDA_CHECK(cudaDeviceSynchronize());
+
+    /* Stage 2: n, slots, op and version; n = 0 only sets the identity. */
+    wb_expect_error("reduce_atomic(n = -1): n must be >= 0", "n >= 0",
+                    reduce_atomic(NULL, -1, out, 1, REDUCE_SUM, REDUCE_PER_ELEMENT, 32));
+    wb_expect_error("reduce_atomic(slots = 0): slots must be >= 1", "slots >= 1",
+                    reduce_atomic(NULL, 0, out, 0, REDUCE_SUM, REDUCE_PER_ELEMENT, 32));
+    wb_expect_error("reduce_atomic(version = REDUCE_VERSIONS): versions are 0 .. "
+                    "REDUCE_VERSIONS - 1", "a known op and version",
+                    reduce_atomic(NULL, 0, out, 1, REDUCE_SUM, REDUCE_VERSIONS, 32));
+    wb_expect_error("reduce_atomic(version = -1): versions are 0 .. REDUCE_VERSIONS - 1",
+                    "a known op and version",
+                    reduce_atomic(NULL, 0, out, 1, REDUCE_SUM, (reduce_version)-1, 32));
+    wb_expect_error("reduce_atomic(op = REDUCE_MAX + 1): the ops are sum and max",
+                    "a known op and version",
+                    reduce_atomic(NULL, 0, out, 1, (reduce_op)(REDUCE_MAX + 1),
+                                  REDUCE_PER_ELEMENT, 32));
+    reduce_atomic(NULL, 0, out, 1, REDUCE_MAX, REDUCE_PER_WARP, 32);
+    expect_given_int(out, INT_MIN, "reduce_atomic(max, the last version, n = 0, slots = 1, "
+                     "block_size = 32): out[0], the identity");
+    reduce_atomic(NULL, 0, out, 1, REDUCE_SUM, REDUCE_PER_ELEMENT, 1024);
+    expect_given_int(out, 0, "reduce_atomic(sum, n = 0, slots = 1, block_size = 1024): out[0], "
+                     "the identity");
+
+    /* Stage 3: n, slots and the lock; n = 0 only clears the tallies and locks. */
+    wb_expect_error("locked_tally(n = -1): n must be >= 0", "n >= 0",
+                    locked_tally(NULL, -1, tallies, locks, 1, LOCK_SPIN, 256));
+    wb_expect_error("locked_tally(slots = 0): slots must be >= 1", "slots >= 1",
+                    locked_tally(NULL, 0, tallies, locks, 0, LOCK_SPIN, 256));
+    wb_expect_error("locked_tally(kind = LOCK_KINDS): locks are 0 .. LOCK_KINDS - 1",
+                    "a known lock", locked_tally(NULL, 0, tallies, locks, 1, LOCK_KINDS, 256));
+    wb_expect_error("locked_tally(kind = -1): locks are 0 .. LOCK_KINDS - 1", "a known lock",
+                    locked_tally(NULL, 0, tallies, locks, 1, (lock_kind)-1, 256));
+    CUDA_CHECK(cudaMemset(tallies, WB_POISON_INT_BYTE, sizeof(tally)));
+    locked_tally(NULL, 0, tallies, locks, 1, LOCK_SPIN, 256);   /* the last kind */
+    const char *cleared = "locked_tally(the last lock kind, n = 0, slots = 1): tallies[0]";
+    tally got;
+    wb_fetch(&got, tallies, sizeof got, cleared);
+    wb_guarded_check(tallies, cleared);
+    cr_assert(got.count == 0 && got.sum == 0 && got.max == INT_MIN,
+              "%s = {count %d, sum %lld, max %d}, expected {0, 0, INT_MIN} (given code clears "
+              "it: restore it) " WB_SEED_HINT, cleared, got.count, got.sum, got.max, wb_seed());
+    expect_given_int(locks, 0, "locked_tally(the last lock kind, n = 0, slots = 1): locks[0]");
+
+    /* Stage 5: threads, lists, capacity and version; threads = 0 only clears sizes. */
+    char about[64];
+    snprintf(about, sizeof about, "0 <= threads <= %d", INT_MAX / WORKLIST_MAX_PUSH);
+    wb_expect_error("worklist_push(threads = -1): threads must be >= 0", about,
+                    worklist_push(NULL, -1, NULL, sizes, 1, 0, PUSH_PER_ITEM, 32));
+    wb_expect_error("worklist_push(threads = INT_MAX / WORKLIST_MAX_PUSH + 1): every item "
+                    "number worklist_item(t, k) must fit an int", about,
+                    worklist_push(NULL, INT_MAX / WORKLIST_MAX_PUSH + 1, NULL, sizes, 1, 0,
+                                  PUSH_PER_ITEM, 32));
+    wb_expect_error("worklist_push(lists = 0): lists must be >= 1", "lists >= 1",
+                    worklist_push(NULL, 0, NULL, sizes, 0, 0, PUSH_PER_ITEM, 32));
+    wb_expect_error("worklist_push(capacity = -1): capacity must be >= 0", "capacity >= 0",
+                    worklist_push(NULL, 0, NULL, sizes, 1, -1, PUSH_PER_ITEM, 32));
+    wb_expect_error("worklist_push(version = PUSH_VERSIONS): versions are 0 .. PUSH_VERSIONS - 1",
+                    "a known version",
+                    worklist_push(NULL, 0, NULL, sizes, 1, 0, PUSH_VERSIONS, 32));
+    wb_expect_error("worklist_push(version = -1): versions are 0 .. PUSH_VERSIONS - 1",
+                    "a known version",
+                    worklist_push(NULL, 0, NULL, sizes, 1, 0, (push_version)-1, 32));
+    worklist_push(NULL, 0, NULL, sizes, 1, 0, PUSH_PREFIX_SUM, 32);
+    expect_given_int(sizes, 0, "worklist_push(the last version, threads = 0, lists = 1, "
+                     "capacity = 0): sizes[0]");
+    {
+        /* threads = INT_MAX / WORKLIST_MAX_PUSH, each pushing nothing: 512 MB of
+         * zero counts, read once. */
+        const int most = INT_MAX / WORKLIST_MAX_PUSH;
+        int *zeros;
+        CUDA_CHECK(cudaMalloc((void **)&zeros, sizeof(int) * (size_t)most));
+        CUDA_CHECK(cudaMemset(zeros, 0, sizeof(int) * (size_t)most));
+        worklist_push(zeros, most, out, sizes, 1, 0, PUSH_PER_ITEM, 1024);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaFree(zeros));
+    }
+
+    /* Stage 6: anchors and inserts; inserts = 0 only links the anchors. */
+    wb_expect_error("list_insert(anchors = 0): anchors must be >= 1", "anchors >= 1",
+                    list_insert(next, 0, 0, 256));
+    wb_expect_error("list_insert(inserts = -1): inserts must be >= 0", "0 <= inserts",
+                    list_insert(next, 1, -1, 256));
+    wb_expect_error("list_insert(anchors = 1000, inserts = INT_MAX - 999): anchors + inserts "
+                    "nodes must fit an int", "inserts <= INT_MAX - anchors",
+                    list_insert(next, 1000, INT_MAX - 999, 256));
+    list_insert(next, 1, 0, 1024);   /* anchors = 1, inserts = 0 */
+    expect_given_int(next, -1, "list_insert(anchors = 1, inserts = 0): next[0], the end");
+    list_insert(next, 3, 0, 1);
+    int *links = fetch_output(next, 3, "list_insert(anchors = 3, inserts = 0): next");
+    const int chain[3] = {1, 2, -1};
+    assert_ints(links, chain, 3, "list_insert(anchors = 3, inserts = 0): next",
+                "the given code links the anchors 0 -> 1 -> 2 -> end: restore it");
+    free(links);
+    if (wb_device_info().global_mem_bytes >= (size_t)16 << 30) {
+        /* inserts = INT_MAX - anchors: INT_MAX nodes, 8 GB of links, here all
+         * anchors (inserts = 0), so that only the given code runs. */
+        int *all;
+        CUDA_CHECK(cudaMalloc((void **)&all, sizeof(int) * (size_t)INT_MAX));
+        list_insert(all, INT_MAX, 0, 256);
+        int ends[2];
+        wb_fetch(&ends[0], all, sizeof(int),
+                 "list_insert(anchors = INT_MAX, inserts = 0): next[0]");
+        wb_fetch(&ends[1], all + INT_MAX - 1, sizeof(int),
+                 "list_insert(anchors = INT_MAX, inserts = 0): next[INT_MAX - 1]");
+        cr_assert(ends[0] == 1 && ends[1] == -1,
+                  "list_insert(anchors = INT_MAX, inserts = 0): next[0] = %d and next[INT_MAX - "
+                  "1] = %d, expected 1 and -1 (the end) " WB_SEED_HINT, ends[0], ends[1],
+                  wb_seed());
+        CUDA_CHECK(cudaFree(all));
+    }
+
+    wb_guarded_free(x);
+    wb_guarded_free(out);
+    wb_guarded_free(sizes);
+    wb_guarded_free(next);
+    wb_guarded_free(locks);
+    wb_guarded_free(tallies);
+}
+
 /* --------------------------------------------------------- source rules */
 
 /* What no run on one GPU shows reliably: the spin lock's fences, its

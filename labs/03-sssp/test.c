@@ -633,12 +633,21 @@ Test(sssp, given_refuses_bad_arguments, .description = "the given start() refuse
     graph host = from_list(3, 2, edges);
     device_side d = device_side_new(&host, 1);
     for (int stage = 1; stage <= 3; stage++) {
-        expect_error(stage, d.g, -1, d.dist, &d.work, "source -1", "out of range");
-        expect_error(stage, d.g, 3, d.dist, &d.work, "source n", "out of range");
+        expect_error(stage, d.g, -1, d.dist, &d.work, "source -1 (source must be >= 0)",
+                     "out of range");
+        expect_error(stage, d.g, 3, d.dist, &d.work, "source n (source must be <= n - 1)",
+                     "out of range");
         d.work.n = 2;
-        expect_error(stage, d.g, 0, d.dist, &d.work, "work space for n - 1 nodes", "work space");
+        expect_error(stage, d.g, 0, d.dist, &d.work,
+                     "work space for n - 1 nodes (work->n must be >= n)", "work space");
         d.work.n = 3;
     }
+    /* On the bounds, accepted (an error fails the test): source 0 and n - 1,
+     * with work space for exactly n nodes. */
+    sssp_stats stats;
+    sssp_stage1(d.g, 0, d.dist, &d.work, &stats);
+    sssp_stage1(d.g, 2, d.dist, &d.work, &stats);
+    CUDA_CHECK(cudaDeviceSynchronize());
     device_side_free(&d);
     graph_free(&host);
 }

@@ -337,6 +337,24 @@ Test(reduction, given_argument_checks,
     expect_refusal("block size 2048", 0, d_in, 64, 2 * REDUCE_MAX_BLOCK, "power of two");
     expect_refusal("block size 96", 0, d_in, 64, 96, "power of two");
     expect_refusal("n = -1", 0, d_in, -1, 256, "negative");
+    /* On the bounds, accepted (an error fails the test): the first and last
+     * stage, the smallest and largest block size, n = 0. With n = 0 only
+     * the given code runs: it writes the empty sum, 0. */
+    static const int on_bounds[][2] = {
+        {0, REDUCE_MIN_BLOCK}, {REDUCE_STAGES - 1, REDUCE_MAX_BLOCK},
+        {0, REDUCE_MAX_BLOCK}, {REDUCE_STAGES - 1, REDUCE_MIN_BLOCK},
+    };
+    for (size_t i = 0; i < sizeof on_bounds / sizeof on_bounds[0]; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "reduce_sum(stage %d, n = 0, block size %d): the sum",
+                 on_bounds[i][0], on_bounds[i][1]);
+        wb_poison_ints(d_out, 1);
+        reduce_sum(on_bounds[i][0], d_in, 0, on_bounds[i][1], d_scratch, d_out);
+        int sum;
+        wb_fetch(&sum, d_out, sizeof sum, what);
+        cr_assert(sum == 0, "%s = %d, expected 0: the given code writes the empty sum (restore "
+                  "it) " WB_SEED_HINT, what, sum, wb_seed());
+    }
     /* Last: without its check, the misaligned int4 loads end the context. */
     expect_refusal("stage 7, input not 16-byte aligned", 7, d_in + 1, 60, 256, "16-byte");
     CUDA_CHECK(cudaFree(d_in));

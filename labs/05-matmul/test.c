@@ -202,6 +202,30 @@ static void expect_error(int stage, int tile_width, shape s, const char *about)
     wb_guarded_free(C);
 }
 
+/* A call on the bounds, which must run (an error fails the test). Every one
+ * has m = 0 or n = 0: the given matmul() returns before launching, and C
+ * stays as it was. */
+static void expect_accepted(int stage, int tile_width, shape s)
+{
+    char label[200];
+    snprintf(label, sizeof label, "matmul(stage %d, tile_width %d, m = %d, n = %d, k = %d): C",
+             stage, tile_width, s.m, s.n, s.k);
+    float *A = wb_guarded_malloc(64 * sizeof(float)), *B = wb_guarded_malloc(64 * sizeof(float)),
+          *C = wb_guarded_malloc(64 * sizeof(float));
+    wb_poison_floats(C, 64);
+    matmul(stage, tile_width, A, B, C, s.m, s.n, s.k);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    unsigned got[64];
+    wb_fetch(got, C, sizeof got, label);
+    wb_guarded_check(C, label);
+    for (int i = 0; i < 64; i++)
+        cr_assert(got[i] == 0xFFFFFFFFu, "%s: C[%d] was written, but an empty product has "
+                  "nothing to write " WB_SEED_HINT, label, i, wb_seed());
+    wb_guarded_free(A);
+    wb_guarded_free(B);
+    wb_guarded_free(C);
+}
+
 /* A tile's missing barrier rarely gives a wrong product on one GPU: the
  * warps of a block happen to stay in step (handouts/05-matmul.md, "Classic
  * mistakes"; racecheck sees it). These tests read kernels.cu (wb_test.h,
@@ -230,6 +254,19 @@ Test(matmul, given_refuses_bad_arguments, .description = "the given matmul() ref
     expect_error(2, 16, (shape){16, 8, 16}, "multiples of tile_width");
     expect_error(2, 16, (shape){16, 16, 8}, "multiples of tile_width");
     expect_error(6, 0, (shape){4, 4, 4}, "no stage 6");
+    expect_error(-1, 0, (shape){4, 4, 4}, "no stage -1");
+    expect_error(2, 8, (shape){16, 16, 16}, "tile_width 16 or 32");
+    /* On the bounds: sizes of 0 (none negative), both tile widths of stages
+     * 2 and 3, and any tile width where no stage needs one. */
+    expect_accepted(0, 0, (shape){0, 4, 4});
+    expect_accepted(0, 0, (shape){4, 0, 4});
+    expect_accepted(0, 0, (shape){0, 4, 0});
+    expect_accepted(0, 0, (shape){0, 0, 0});
+    expect_accepted(3, 16, (shape){0, 4, 4});
+    expect_accepted(3, 32, (shape){4, 0, 4});
+    expect_accepted(2, 16, (shape){0, 16, 16});
+    expect_accepted(2, 32, (shape){32, 0, 32});
+    expect_accepted(1, 8, (shape){0, 4, 4});
 }
 
 typedef struct {

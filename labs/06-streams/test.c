@@ -620,6 +620,43 @@ Test(streams, stage5_events,
                   ms[0][MARK_COPY_IN_DONE], wb_seed());
 }
 
+/* Given code (saxpy_v5_timeline's check): version 5 needs a timeline with
+ * exactly one entry per segment; one entry fewer, one more, or none at all
+ * is refused with a message that says so. */
+Test(streams, given_refuses_bad_arguments,
+     .description = "version 5 refuses a timeline that does not have one entry per segment")
+{
+    const int n = 4, segments = 2;
+    saxpy_device *dev = saxpy_device_new(n, 1);
+    float *x = calloc(n, sizeof(float)), *y = calloc(n, sizeof(float));
+    float *z = calloc(n, sizeof(float));
+    cr_assert(x && y && z, "out of host memory");
+    saxpy_config cfg = {1.0f, 1, 1, segments, 32, false};
+    saxpy_host host = {n, x, y, z};
+    saxpy_timeline *fewer = saxpy_timeline_new(segments - 1);
+    saxpy_timeline *more = saxpy_timeline_new(segments + 1);
+    saxpy_timeline *same = saxpy_timeline_new(segments);
+    wb_expect_error("saxpy_v5_timeline(tl = NULL): a timeline is needed", "one entry per segment",
+                    saxpy_v5_timeline(&cfg, dev, &host, NULL));
+    wb_expect_error("saxpy_v5_timeline(tl of segments - 1 entries): tl->segments must equal "
+                    "cfg->segments", "one entry per segment",
+                    saxpy_v5_timeline(&cfg, dev, &host, fewer));
+    wb_expect_error("saxpy_v5_timeline(tl of segments + 1 entries): tl->segments must equal "
+                    "cfg->segments", "one entry per segment",
+                    saxpy_v5_timeline(&cfg, dev, &host, more));
+    /* One entry per segment: accepted (an error fails the test; stage 5's
+     * tests check what it computes). */
+    saxpy_v5_timeline(&cfg, dev, &host, same);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    saxpy_timeline_free(fewer);
+    saxpy_timeline_free(more);
+    saxpy_timeline_free(same);
+    saxpy_device_free(dev);
+    free(x);
+    free(y);
+    free(z);
+}
+
 /* One hardware queue for all streams, as on the GPUs the lecture was
  * written for. Work then starts in the order it was issued, and an
  * operation that must wait for its own stream holds up everything issued

@@ -423,6 +423,86 @@ Test(persistent, stage5_feed_limits,
     free_tasks(&s);
 }
 
+/* A launch on the bounds: it must run (returns 0). */
+static void assert_accepted(int status, const char *what)
+{
+    char label[192];
+    snprintf(label, sizeof label, "%s: status", what);
+    cr_assert(wb_observe_int(label, status) == 0, "%s was refused (see the message above), but "
+              "it is on the bound and valid " WB_SEED_HINT, what, wb_seed());
+}
+
+/* Given code: the ping-pong needs n >= 1; the persistent stages refuse to
+ * run under CUDA_LAUNCH_BLOCKING; the pool and the host-fed kernel refuse
+ * (status -1, the reason on stderr, nothing launched) blocks outside
+ * 1 .. coresident_blocks (0 asks for that many) and a ring outside
+ * 1 .. FEED_MAX_IN_FLIGHT. Each bound is tried one step outside and on it;
+ * the accepted calls have no hand-off (n = 1) or no task (tasks = 0). */
+Test(persistent, given_refuses_bad_arguments,
+     .description = "n, blocks and in_flight refused just outside their bounds, accepted on them")
+{
+    int producer[2] = {WB_POISON_INT, WB_POISON_INT};
+    wb_expect_error("pingpong_copy(n = 0): n must be >= 1", "need at least one number",
+                    pingpong_copy(0, producer, NULL, false));
+    pingpong_copy(1, producer, NULL, false);   /* n = 1: the CPU's 0 alone */
+    wb_observe("pingpong_copy(n = 1): producers, and one past the end", producer,
+               sizeof producer);
+    cr_assert(producer[0] == PRODUCER_CPU && producer[1] == WB_POISON_INT,
+              "pingpong_copy(n = 1): producer = {%d, %d past the end}, expected {%d (the CPU), "
+              "untouched} (given code: restore it) " WB_SEED_HINT, producer[0], producer[1],
+              PRODUCER_CPU, wb_seed());
+
+    /* CUDA_LAUNCH_BLOCKING is read by the given code at each call (CUDA itself
+     * read it long ago): any value but 0 is refused. */
+    const char *was = getenv("CUDA_LAUNCH_BLOCKING");
+    char saved[64];
+    snprintf(saved, sizeof saved, "%s", was ? was : "");
+    setenv("CUDA_LAUNCH_BLOCKING", "1", 1);
+    wb_expect_error("pingpong_persistent under CUDA_LAUNCH_BLOCKING=1", "CUDA_LAUNCH_BLOCKING",
+                    pingpong_persistent(1, producer, NULL, false));
+    setenv("CUDA_LAUNCH_BLOCKING", "0", 1);
+    pingpong_persistent(1, producer, NULL, false);
+    if (was)
+        setenv("CUDA_LAUNCH_BLOCKING", saved, 1);
+    else
+        unsetenv("CUDA_LAUNCH_BLOCKING");
+
+    task_set s = make_tasks(1, 32, "given refusals");
+    int most = checked_coresident(2, 256);
+    assert_refused(tasks_worker_pool(s.in, s.out, s.visits, 0, 32, -1, 256),
+                   "tasks_worker_pool(blocks = -1): blocks must be >= 1 (or 0: as many as fit)");
+    assert_refused(tasks_worker_pool(s.in, s.out, s.visits, 0, 32, most + 1, 256),
+                   "tasks_worker_pool(blocks = coresident_blocks + 1): blocks must be <= "
+                   "coresident_blocks");
+    assert_accepted(tasks_worker_pool(s.in, s.out, s.visits, 0, 32, 1, 256),
+                    "tasks_worker_pool(tasks = 0, blocks = 1)");
+    assert_accepted(tasks_worker_pool(s.in, s.out, s.visits, 0, 32, most, 256),
+                    "tasks_worker_pool(tasks = 0, blocks = coresident_blocks)");
+    assert_accepted(tasks_worker_pool(s.in, s.out, s.visits, 0, 32, 0, 256),
+                    "tasks_worker_pool(tasks = 0, blocks = 0: as many as fit)");
+    CUDA_CHECK(cudaDeviceSynchronize());
+
+    most = checked_coresident(3, 256);
+    assert_refused(tasks_host_fed(s.in, s.out, s.visits, 0, 32, 1, 256, 0, NULL),
+                   "tasks_host_fed(in_flight = 0): in_flight must be >= 1");
+    assert_refused(tasks_host_fed(s.in, s.out, s.visits, 0, 32, 1, 256, FEED_MAX_IN_FLIGHT + 1,
+                                  NULL),
+                   "tasks_host_fed(in_flight = FEED_MAX_IN_FLIGHT + 1): in_flight must be <= "
+                   "FEED_MAX_IN_FLIGHT");
+    assert_refused(tasks_host_fed(s.in, s.out, s.visits, 0, 32, -1, 256, 1, NULL),
+                   "tasks_host_fed(blocks = -1): blocks must be >= 1 (or 0: as many as fit)");
+    assert_refused(tasks_host_fed(s.in, s.out, s.visits, 0, 32, most + 1, 256, 1, NULL),
+                   "tasks_host_fed(blocks = coresident_blocks + 1): blocks must be <= "
+                   "coresident_blocks");
+    assert_accepted(tasks_host_fed(s.in, s.out, s.visits, 0, 32, 1, 256, 1, NULL),
+                    "tasks_host_fed(tasks = 0, blocks = 1, in_flight = 1)");
+    assert_accepted(tasks_host_fed(s.in, s.out, s.visits, 0, 32, most, 256, FEED_MAX_IN_FLIGHT,
+                                   NULL),
+                    "tasks_host_fed(tasks = 0, blocks = coresident_blocks, in_flight = "
+                    "FEED_MAX_IN_FLIGHT)");
+    free_tasks(&s);
+}
+
 /* --------------------------------------------------------- source rules */
 
 /* What no run on the H100 shows reliably: a release or an acquire of the
