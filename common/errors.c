@@ -38,9 +38,9 @@ void wb_check_cuda(cudaError_t status, const char *call, const char *file, int l
         return;
     /* The tests end their buffers at unmapped memory: name the usual cause. */
     const char *hint = status == cudaErrorIllegalAddress
-                           ? ": a thread read or wrote outside a buffer, past the end or before "
-                             "the start (a bound such as i <= n instead of i < n, a missing "
-                             "bounds check, an index off by one or without blockIdx)"
+                           ? ": a thread read or wrote past the end of the buffer or before its "
+                             "start (a bound such as i <= n instead of i < n, a missing bounds "
+                             "check, an index off by one or without blockIdx)"
                            : "";
     wb_fail("%s:%d: %s failed: %s (%s)%s", file, line, call, cudaGetErrorName(status),
             cudaGetErrorString(status), hint);

@@ -17,7 +17,7 @@ usage: tests/planted_bugs.py check [LAB...]
            per bug and a table; exit status 1 when one is not caught, 77
            without a GPU.
        tests/planted_bugs.py sweep [--labs ...] [--kinds bounds,...] [--jobs N]
-                                   [--list] [--csv FILE]
+                                   [--only FILE] [--list] [--csv FILE]
            (GPU) the mechanical mutation run: every classic bug of
            tests/mutation.py on every line of each reference where it applies,
            one mutant at a time, against the lab's stage and given tests
@@ -137,7 +137,7 @@ def run_in_process(binary, bug, work, source, sweep=False):
                 if t["status"] in ("FAILED", "ERRORED") for m in t.get("messages", []) or [t["status"]]]
     if not messages:
         return False, "not caught: every stage test passed"
-    wanted = [(n, m) for n, m in messages if bug["message"] in m]
+    wanted = [(n, m) for n, m in messages if any(alt in m for alt in bug["message"].split("|"))]
     name, text = (wanted or messages)[0]
     return bool(wanted), f"{name}: {text.strip()}"
 
@@ -157,7 +157,7 @@ def run_sanitizer(binary, bug, work):
         findings += labs.sanitizer_findings(proc.stdout)
         if findings:
             break
-    wanted = [l for l in findings if bug["message"] in l]
+    wanted = [l for l in findings if any(alt in l for alt in bug["message"].split("|"))]
     if findings:
         return True, (wanted or findings)[0]
     return False, f"{bug['caught_by']} reported nothing"
@@ -262,10 +262,15 @@ def run(args):
 def sweep(args):
     folders = args.labs.split(",") if args.labs else [f for f, _ in labs.all_labs()]
     kinds = set(args.kinds.split(",")) if args.kinds else None
+    only = None
+    if args.only:
+        with open(args.only) as f:
+            only = {line.split()[0] for line in f if line.strip()}
 
     def generated(folder, reference):
         return [(dict(m, caught_by="test", message=""), m["text"])
-                for m in mutation.mutants(reference) if not kinds or m["kind"] in kinds]
+                for m in mutation.mutants(reference) if (not kinds or m["kind"] in kinds)
+                and (only is None or f"{folder}/{m['name']}" in only)]
 
     if args.list:
         for folder in folders:
@@ -327,6 +332,8 @@ def main():
     w.add_argument("--kinds", help="comma-separated kinds (default: all; tests/mutation.py)")
     w.add_argument("--jobs", type=int, default=6, help="mutants run at once (default 6)")
     w.add_argument("--list", action="store_true", help="only list the mutants (no GPU needed)")
+    w.add_argument("--only", metavar="FILE",
+                   help="only the mutants named in FILE, one LAB/NAME per line (the survivors of a run)")
     w.add_argument("--csv", help="write every mutant's verdict here")
     args = parser.parse_args()
     if args.command == "check":

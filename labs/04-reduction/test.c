@@ -355,6 +355,15 @@ Test(reduction, given_argument_checks,
         cr_assert(sum == 0, "%s = %d, expected 0: the given code writes the empty sum (restore "
                   "it) " WB_SEED_HINT, what, sum, wb_seed());
     }
+    /* Every stage has its name, and only those stages do. */
+    for (int stage = -1; stage <= REDUCE_STAGES; stage++) {
+        bool valid = stage >= 0 && stage < REDUCE_STAGES;
+        const char *name = reduce_stage_name(stage);
+        cr_assert(name && (strcmp(name, "no such stage") != 0) == valid,
+                  "reduce_stage_name(%d) = \"%s\": the given code names stages 0 to %d and "
+                  "says \"no such stage\" for the others (restore it)",
+                  stage, name ? name : "(null)", REDUCE_STAGES - 1);
+    }
     /* Last: without its check, the misaligned int4 loads end the context. */
     expect_refusal("stage 7, input not 16-byte aligned", 7, d_in + 1, 60, 256, "16-byte");
     CUDA_CHECK(cudaFree(d_in));
