@@ -111,6 +111,11 @@ void *wb_guarded_malloc(size_t bytes);
 void wb_guarded_check(const void *p, const char *what);
 void wb_guarded_free(void *p);
 
+/* Every SM's shared memory filled with 0xFF bytes (NaN, -1), so that a
+ * kernel launched next that reads shared memory it never wrote most likely
+ * reads that instead of a harmless leftover (dirty_shared.cu). */
+void wb_dirty_shared_memory(void);
+
 /* The time that a performance grade uses. bytes and flops: the work one
  * repetition does (DRAM bytes read + written, floating-point operations),
  * from which the judge computes the least time this work can take on this

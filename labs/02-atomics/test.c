@@ -171,6 +171,7 @@ static void check_reduce(const reduce_case *c, int n, const reduce_input *input)
     wb_fill_ints(in, n, input->lo, input->hi, &rng);
     expected_reduce(in, n, input->slots, input->block_size, c->op, expected);
     int *d_in = upload(in, n), *d_out = device_ints(input->slots);
+    wb_dirty_shared_memory();   /* shared memory never written holds -1s */
     reduce_atomic(d_in, n, d_out, input->slots, c->op, c->version, input->block_size);
     int *got = fetch_output(d_out, input->slots, what);
     assert_ints(got, expected, input->slots, what,
@@ -211,6 +212,9 @@ ParameterizedTest(reduce_case *c, atomics, stage2_reduce,
         {37, 96, INT_MIN, INT_MAX},
         /* all negative: a max that starts from 0 instead of INT_MIN fails */
         {1, 96, -100000, -1},
+        /* more slots than one block of threads: every slot, the 300th too,
+         * starts from the identity (with n = 1, all but one stay there) */
+        {300, 128, -1000, 1000},
     };
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
         for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++)
@@ -413,6 +417,7 @@ static void check_worklist(push_version version, int threads, const worklist_sha
     size_t total = (size_t)lists * capacity;
     int *d_counts = upload(counts, threads), *items = device_ints(total);
     int *sizes = device_ints(lists);
+    wb_dirty_shared_memory();   /* the scan's shared memory starts as -1s */
     worklist_push(d_counts, threads, items, sizes, lists, capacity, version, block_size);
     char label[160];
     snprintf(label, sizeof label, "%s: sizes", what);

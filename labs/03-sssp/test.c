@@ -243,6 +243,23 @@ static void check_distances(const int *got, const int *expected, int n, const ch
     "+=, the warp sum with = instead of +=, a plain add instead of atomicAdd) or a node never " \
     "processed"
 
+/* How many buckets [b * delta, (b + 1) * delta) the reached nodes'
+ * distances fall into. */
+static int occupied_buckets(const int *dist, int n, int delta)
+{
+    int buckets = 0, largest = 0;
+    for (int v = 0; v < n; v++)
+        if (dist[v] != SSSP_UNREACHABLE && dist[v] / delta + 1 > largest)
+            largest = dist[v] / delta + 1;
+    char *seen = calloc((size_t)largest + 1, 1);
+    cr_assert(seen, "out of host memory");
+    for (int v = 0; v < n; v++)
+        if (dist[v] != SSSP_UNREACHABLE && !seen[dist[v] / delta]++)
+            buckets++;
+    free(seen);
+    return buckets;
+}
+
 /* rounds and edges_relaxed against what a correct run of the stage does on
  * this graph: exactly, where the graph fixes it, else bounds. */
 static void check_stats(int stage, const graph *g, const expectation *e, int delta, int rounds,
@@ -280,6 +297,18 @@ static void check_stats(int stage, const graph *g, const expectation *e, int del
                   "of +=, the warp sum with = instead of +=, a plain add instead of "
                   "atomicAdd) " WB_SEED_HINT,
                   what, edges, e->reached_edges, wb_seed());
+        /* Near-far takes a node off the near list only in the phase of its
+         * own bucket: pushed near, its distance was below the threshold
+         * then, and distances only go down. So each bucket that holds a
+         * reached node has a phase with at least one round of work. */
+        int buckets = stage == 4 && delta > 0 ? occupied_buckets(e->dist, g->n, delta) : 0;
+        cr_assert(rounds >= buckets,
+                  "%s: %d rounds with work, but the distances of the reached nodes fall into %d "
+                  "buckets of width delta = %d, and near-far works through each bucket in its own "
+                  "phase, one round at least: does relax push to the far list when alt >= the "
+                  "threshold, and does the split move a far node to near only when d < the new "
+                  "threshold (dropping those below the old one)? " WB_SEED_HINT,
+                  what, rounds, buckets, delta, wb_seed());
         /* With every node near, near-far's rounds are stage 3's: one per
          * BFS level. */
         bool exact_rounds = e->layered && (stage == 3 || delta > e->max_dist);

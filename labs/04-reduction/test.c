@@ -165,6 +165,7 @@ static void check_sum(int stage, int n, int block_size, int runs)
         char fetched[200];
         snprintf(fetched, sizeof fetched, "%s, run %d", label, run + 1);
         wb_poison_ints(d_out, 1);
+        wb_dirty_shared_memory();   /* a read of shared memory never written sums -1s */
         reduce_sum(stage, d_in, n, block_size, d_scratch, d_out);
         wb_fetch(&got[run], d_out, sizeof(int), fetched);
     }
