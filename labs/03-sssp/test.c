@@ -253,9 +253,12 @@ static int occupied_buckets(const int *dist, int n, int delta)
             largest = dist[v] / delta + 1;
     char *seen = calloc((size_t)largest + 1, 1);
     cr_assert(seen, "out of host memory");
-    for (int v = 0; v < n; v++)
-        if (dist[v] != SSSP_UNREACHABLE && !seen[dist[v] / delta]++)
+    for (int v = 0; v < n; v++) {
+        if (dist[v] != SSSP_UNREACHABLE && !seen[dist[v] / delta]) {
+            seen[dist[v] / delta] = 1;
             buckets++;
+        }
+    }
     free(seen);
     return buckets;
 }
