@@ -582,6 +582,18 @@ Test(atomics, given_refuses_bad_arguments, .timeout = 60,
     counter_racy(x, 1, 1, 1024);   /* block_size = 1024 */
     counter_racy(x, 1, 2, 33);     /* no multiple of 32 where no warp version runs */
     CUDA_CHECK(cudaDeviceSynchronize());
+    /* One slot per thread: no two threads share a word, so even the racy
+     * counter is exact (an index without blockIdx.x would put every block
+     * on the first block's slots). */
+    int *per_thread = device_ints(256);
+    counter_racy(per_thread, 256, 4, 64);
+    int *counts = fetch_output(per_thread, 256, "counter_racy(slots = 256, 4 blocks of 64)");
+    for (int s = 0; s < 256; s++)
+        cr_assert(counts[s] == 1,
+                  "counter_racy(slots = 256, 4 blocks of 64): x[%d] = %d, expected 1, one thread "
+                  "per slot (given code: restore it) " WB_SEED_HINT, s, counts[s], wb_seed());
+    free(counts);
+    wb_guarded_free(per_thread);
 
     /* Stage 2: n, slots, op and version; n = 0 only sets the identity. */
     wb_expect_error("reduce_atomic(n = -1): n must be >= 0", "n >= 0",

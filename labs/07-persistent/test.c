@@ -558,6 +558,22 @@ static wb_timing summarise(double *us, int count)
     return t;
 }
 
+Test(persistent, given_empty_launch_timing,
+     .description = "the given empty-launch timer fills exactly reps times, each positive")
+{
+    enum { REPS = 20 };
+    double us[REPS + 1];
+    us[REPS] = -12345.0;   /* a canary just past the array it is given */
+    empty_launch_sync_us(REPS, us);
+    for (int i = 0; i < REPS; i++)
+        cr_assert(us[i] > 0.0 && us[i] < 1e7,
+                  "empty_launch_sync_us: time %d is %g us, expected a positive time (given "
+                  "code: restore it)", i, us[i]);
+    cr_assert(us[REPS] == -12345.0,
+              "empty_launch_sync_us(%d, us) wrote us[%d], past the end of the array (given "
+              "code: restore it)", REPS, REPS);
+}
+
 Test(persistent, timing_handoffs, .description = "median round trip of 1000 hand-offs each way")
 {
     enum { HANDOFFS = 1000 };
