@@ -2,7 +2,7 @@
 
 The copy holds what a student needs and nothing an instructor keeps back:
 the build (meson.build, meson_options.txt), common/, labs/ (the skeletons),
-handouts/ and the student tools of grading/. It leaves out solutions/,
+handouts/ (but its answers) and the student tools of grading/. It leaves out solutions/,
 tests/, the grader, the rubric and each lab's hidden.c. Its README.md is
 grading/student-README.md; tests/test_release.py checks that the copy
 builds and that its lab tests fail (or skip without a GPU).
@@ -24,8 +24,9 @@ COPIED = ("meson.build", "meson_options.txt", "common", "labs", "handouts",
           "grading/ui.py", "grading/builddir.py", "grading/progress.py", "grading/watching.py",
           "grading/skeleton.py", "grading/labs.py", "grading/criterion.py", "grading/setup.sh")
 # Files inside COPIED that are not for students: how to write a lab (it
-# describes solutions/ and the repository tests).
-LEFT_OUT = ("labs/README.md",)
+# describes solutions/ and the repository tests), and the book's answers
+# (its line in the book's contents goes too).
+LEFT_OUT = ("labs/README.md", "handouts/answers.md")
 STUDENT_README = os.path.join(labs.ROOT, "grading", "student-README.md")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*~", ".*.swp", "build", "build-*")
 # A Criterion test's name: Test(suite, name, ...) or ParameterizedTest(param, suite, name, ...).
@@ -101,6 +102,11 @@ def make_copy(out, rubric_path):
     for rel in LEFT_OUT:
         if os.path.exists(os.path.join(out, rel)):
             os.remove(os.path.join(out, rel))
+    summary = os.path.join(out, "handouts", "SUMMARY.md")
+    with open(summary) as f:
+        kept = [line for line in f if "(answers.md)" not in line]
+    with open(summary, "w") as f:
+        f.writelines(kept)
     shutil.copy(STUDENT_README, os.path.join(out, "README.md"))
     with open(os.path.join(out, ".gitignore"), "w") as f:
         f.write("/build*/\n__pycache__/\n")

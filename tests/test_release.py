@@ -95,8 +95,11 @@ class Release(unittest.TestCase):
     def test_1_contents(self):
         self.assertEqual(self.made.returncode, 0, self.made.stdout)
         for gone in ("solutions", "tests", "grading/grader.py", "grading/rubric.toml",
-                     "grading/release.py", "grading/gradescope", "labs/README.md"):
+                     "grading/release.py", "grading/gradescope", "labs/README.md",
+                     "handouts/answers.md"):
             self.assertFalse(os.path.exists(os.path.join(self.out, gone)), gone)
+        with open(os.path.join(self.out, "handouts", "SUMMARY.md")) as f:
+            self.assertNotIn("answers.md", f.read(), "the book's contents lose the answers too")
         for there in ("meson.build", "common/workbook.h", "handouts/00-vector-add.md",
                       "grading/workbook", "grading/student.py",
                       "grading/skeletons/00-vector-add/kernels.cu"):

@@ -606,6 +606,40 @@ static void check_trees(int stage)
     }
 }
 
+/* Near-far with a stale far entry: s -> v costs 100, so v waits on the far
+ * list; then s -> u -> v costs 2, so v is pushed near and processed in the
+ * first phase. When the far list is split, v (distance 2, below the old
+ * threshold) must be dropped, not processed again. Each reached node is
+ * then processed once: 4 rounds with work, 4 edges relaxed. */
+static void check_stale_far_entry(void)
+{
+    static const int edges[][3] = {{0, 1, 100}, {0, 2, 1}, {2, 1, 1}, {1, 3, 1}};
+    graph host = from_list(4, 4, edges);
+    device_side d = device_side_new(&host, 10);
+    sssp_stats stats = {0};
+    const char *what = "stage 4 on s -> v (100), s -> u -> v (1 + 1), v -> x (1), delta 10";
+    sssp_stage4(d.g, 0, d.dist, &d.work, &stats);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    int got[4], expected[4] = {0, 2, 1, 3};
+    wb_fetch(got, d.dist, sizeof got, what);
+    check_distances(got, expected, 4, what);
+    char label[300];
+    snprintf(label, sizeof label, "%s: edges_relaxed", what);
+    long long relaxed = wb_observe_i64(label, stats.edges_relaxed);
+    snprintf(label, sizeof label, "%s: rounds", what);
+    int rounds = wb_observe_int(label, stats.rounds);
+    cr_assert(relaxed == 4 && rounds == 4,
+              "%s: %lld edges relaxed in %d rounds with work, expected 4 in 4: v sits on the far "
+              "list with distance 100 and is settled at 2 through u in the first phase; when the "
+              "far list is split, v is below the old threshold and must be dropped (d < "
+              "old_threshold: continue), not taken to the near list again " WB_SEED_HINT,
+              what, relaxed, rounds, wb_seed());
+    device_side_free(&d);
+    graph_free(&host);
+}
+
+Test(sssp, stage4_drops_settled_far_nodes) { check_stale_far_entry(); }
+
 #define STAGE_TESTS(N)                                                                \
     Test(sssp, stage##N##_small_graphs) { check_small_graphs(N); }                   \
     Test(sssp, stage##N##_road_excerpt) { check_road_excerpt(N); }                   \
