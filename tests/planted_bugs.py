@@ -17,7 +17,7 @@ usage: tests/planted_bugs.py check [LAB...]
            per bug and a table; exit status 1 when one is not caught, 77
            without a GPU.
        tests/planted_bugs.py sweep [--labs ...] [--kinds bounds,...] [--jobs N]
-                                   [--only FILE] [--list] [--csv FILE]
+                                   [--only FILE] [--shard K/N] [--list] [--csv FILE]
            (GPU) the mechanical mutation run: every classic bug of
            tests/mutation.py on every line of each reference where it applies,
            one mutant at a time, against the lab's stage and given tests
@@ -267,10 +267,19 @@ def sweep(args):
         with open(args.only) as f:
             only = {line.split()[0] for line in f if line.strip()}
 
+    try:
+        shard, shards = (int(x) for x in args.shard.split("/")) if args.shard else (1, 1)
+    except ValueError:
+        shard, shards = 0, 0
+    if not 1 <= shard <= shards:
+        print(f"--shard {args.shard}: K/N with 1 <= K <= N", file=sys.stderr)
+        return 2
+
     def generated(folder, reference):
-        return [(dict(m, caught_by="test", message=""), m["text"])
-                for m in mutation.mutants(reference) if (not kinds or m["kind"] in kinds)
-                and (only is None or f"{folder}/{m['name']}" in only)]
+        found = [(dict(m, caught_by="test", message=""), m["text"])
+                 for m in mutation.mutants(reference) if (not kinds or m["kind"] in kinds)
+                 and (only is None or f"{folder}/{m['name']}" in only)]
+        return found[shard - 1::shards]
 
     if args.list:
         for folder in folders:
@@ -334,6 +343,9 @@ def main():
     w.add_argument("--list", action="store_true", help="only list the mutants (no GPU needed)")
     w.add_argument("--only", metavar="FILE",
                    help="only the mutants named in FILE, one LAB/NAME per line (the survivors of a run)")
+    w.add_argument("--shard", metavar="K/N",
+                   help="only every N-th mutant of each lab, starting at the K-th: a sweep in N "
+                        "parts that together cover every mutant once (for 10-minute commands)")
     w.add_argument("--csv", help="write every mutant's verdict here")
     args = parser.parse_args()
     if args.command == "check":
