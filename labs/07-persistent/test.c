@@ -565,6 +565,12 @@ Test(persistent, given_empty_launch_timing,
     double us[REPS + 1];
     us[REPS] = -12345.0;   /* a canary just past the array it is given */
     empty_launch_sync_us(REPS, us);
+    /* Each time includes the wait for the kernel: the last one is done. */
+    cudaError_t idle = cudaStreamQuery(0);
+    cr_assert(idle == cudaSuccess,
+              "empty_launch_sync_us returned while its last kernel was still queued (%s): each "
+              "time must include cudaDeviceSynchronize (given code: restore it)",
+              cudaGetErrorName(idle));
     for (int i = 0; i < REPS; i++)
         cr_assert(us[i] > 0.0 && us[i] < 1e7,
                   "empty_launch_sync_us: time %d is %g us, expected a positive time (given "
