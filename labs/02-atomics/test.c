@@ -686,6 +686,8 @@ Test(atomics, given_refuses_bad_arguments, .timeout = 60,
     const int chain[3] = {1, 2, -1};
     assert_ints(links, chain, 3, "list_insert(anchors = 3, inserts = 0): next",
                 "the given code links the anchors 0 -> 1 -> 2 -> end: restore it");
+    /* next holds 3 ints: the thread for anchor 3 must write nothing. */
+    wb_guarded_check(next, "list_insert(anchors = 3, inserts = 0): next");
     free(links);
     if (wb_device_info().global_mem_bytes >= (size_t)16 << 30) {
         /* inserts = INT_MAX - anchors: INT_MAX nodes, 8 GB of links, here all
