@@ -505,6 +505,19 @@ static graph wide_graph(wb_rng *rng)
     return from_edge_list(sink + 1, &l);
 }
 
+/* A star whose leaves all wait on the far pile at once: more of them than a
+ * worklist kernel's grid has threads, so that the far split's grid-stride
+ * loop takes a second far node in each thread. */
+enum { STAR_LEAVES = 2048 * 256 + 70001 };
+
+static graph wide_star(wb_rng *rng)
+{
+    edge_list l = {0};
+    for (int leaf = 1; leaf <= STAR_LEAVES; leaf++)
+        add_edge(&l, 0, leaf, wb_rng_int(rng, 1, 1000));
+    return from_edge_list(STAR_LEAVES + 1, &l);
+}
+
 /* ------------------------------------------------------------------- tests */
 
 static void check_small_graphs(int stage)
@@ -593,6 +606,11 @@ static void check_fan_in(int stage)
     graph wide = wide_graph(&rng);
     check_stage(stage, &wide, 0, "a graph wider than a worklist grid", ALL_NEAR);
     graph_free(&wide);
+    if (stage == 4) {
+        graph star = wide_star(&rng);
+        check_stage(stage, &star, 0, "a star whose far pile is wider than a worklist grid", 10);
+        graph_free(&star);
+    }
 }
 
 static void check_trees(int stage)
