@@ -3,8 +3,9 @@
  * register tiling.
  *
  * Your task: the numbered TODOs, one kernel per stage, each a small change
- * from the one before. Read handouts/05-matmul.md first. The launch code in
- * matmul() at the bottom is given. Check your work with
+ * from the one before. Read handouts/05-matmul.md first. The launch code,
+ * matmul(), is given in given.cuh (included at the bottom). Check your work
+ * with
  *     meson test -C build --suite matmul-student --print-errorlogs
  * time it with `build/matmul-bench-student --help`, and ask for a hint with
  * `grading/workbook hint matmul 2`.
@@ -107,50 +108,6 @@ __global__ void __launch_bounds__(256, 2)
     (void)A, (void)B, (void)C, (void)m, (void)n, (void)k;
 }
 
-void matmul(int stage, int tile_width, const float *A, const float *B, float *C, int m, int n,
-            int k)
-{
-    if (m < 0 || n < 0 || k < 0)
-        wb_fail("matmul: sizes must not be negative (m = %d, n = %d, k = %d)", m, n, k);
-    if ((stage == 2 || stage == 3) && tile_width != 16 && tile_width != 32)
-        wb_fail("matmul: stage %d needs tile_width 16 or 32, not %d", stage, tile_width);
-    if (stage == 2 && (m % tile_width || n % tile_width || k % tile_width))
-        wb_fail("matmul: stage 2 needs m, n and k multiples of tile_width %d "
-                "(got m = %d, n = %d, k = %d); stage 3 handles any size",
-                tile_width, m, n, k);
-    if (m == 0 || n == 0)
-        return;   /* nothing to compute; a grid of zero blocks is a launch error */
-    if (stage == 5 && (m % S5_BM || n % S5_BN || k % S5_BK || k == 0))
-        stage = 4;   /* stage 5 assumes whole tiles; the edges need stage 4's checks */
-    dim3 block16(16, 16);
-    switch (stage) {
-    case 0:
-        matmul_stage0<<<dim3(ceil_div(m, 16), ceil_div(n, 16)), block16>>>(A, B, C, m, n, k);
-        break;
-    case 1:
-        matmul_stage1<<<dim3(ceil_div(n, 16), ceil_div(m, 16)), block16>>>(A, B, C, m, n, k);
-        break;
-    case 2:
-    case 3: {
-        dim3 grid(ceil_div(n, tile_width), ceil_div(m, tile_width));
-        dim3 block(tile_width, tile_width);
-        if (stage == 2 && tile_width == 16)
-            matmul_stage2<16><<<grid, block>>>(A, B, C, m, n, k);
-        else if (stage == 2)
-            matmul_stage2<32><<<grid, block>>>(A, B, C, m, n, k);
-        else if (tile_width == 16)
-            matmul_stage3<16><<<grid, block>>>(A, B, C, m, n, k);
-        else
-            matmul_stage3<32><<<grid, block>>>(A, B, C, m, n, k);
-        break;
-    }
-    case 4:
-        matmul_stage4<<<dim3(ceil_div(n, S4_BN), ceil_div(m, S4_BM)), 256>>>(A, B, C, m, n, k);
-        break;
-    case 5:
-        matmul_stage5<<<dim3(n / S5_BN, m / S5_BM), 256>>>(A, B, C, m, n, k);
-        break;
-    default: wb_fail("matmul: no stage %d (stages 0 to 5)", stage);
-    }
-    CUDA_CHECK_LAUNCH();
-}
+// Given, the same for both sides: matmul() checks its arguments and
+// launches the stage's kernel.
+#include "given.cuh"
