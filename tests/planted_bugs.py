@@ -109,6 +109,11 @@ def check(folders):
     return 1 if problems else 0
 
 
+def names_message(bug, text):
+    """Whether text holds the bug's message, or one of its alternatives (a|b)."""
+    return any(alt in text for alt in bug["message"].split("|"))
+
+
 def run_in_process(binary, bug, work, source, sweep=False):
     """The lab's stage tests (or the sanitizer) on the mutant, whose
     kernels.cu is at source; returns (caught, message shown). A sweep runs
@@ -137,7 +142,7 @@ def run_in_process(binary, bug, work, source, sweep=False):
                 if t["status"] in ("FAILED", "ERRORED") for m in t.get("messages", []) or [t["status"]]]
     if not messages:
         return False, "not caught: every stage test passed"
-    wanted = [(n, m) for n, m in messages if any(alt in m for alt in bug["message"].split("|"))]
+    wanted = [(n, m) for n, m in messages if names_message(bug, m)]
     name, text = (wanted or messages)[0]
     return bool(wanted), f"{name}: {text.strip()}"
 
@@ -157,7 +162,7 @@ def run_sanitizer(binary, bug, work):
         findings += labs.sanitizer_findings(proc.stdout)
         if findings:
             break
-    wanted = [l for l in findings if any(alt in l for alt in bug["message"].split("|"))]
+    wanted = [l for l in findings if names_message(bug, l)]
     if findings:
         return True, (wanted or findings)[0]
     return False, f"{bug['caught_by']} reported nothing"
@@ -237,7 +242,7 @@ def run(args):
     if not gpu_present():
         print("skipped: no GPU (nvidia-smi -L)")
         return 77
-    folders = args.labs.split(",") if args.labs else [f for f, _ in labs.all_labs()]
+    folders = chosen_labs(args)
     wanted = args.bugs.split(",") if args.bugs else None
 
     def planted(folder, reference):
@@ -260,7 +265,7 @@ def run(args):
 
 
 def sweep(args):
-    folders = args.labs.split(",") if args.labs else [f for f, _ in labs.all_labs()]
+    folders = chosen_labs(args)
     kinds = set(args.kinds.split(",")) if args.kinds else None
     only = None
     if args.only:
@@ -309,6 +314,10 @@ def sweep(args):
         print(f"{key:32} {killed:4} of {total:4}  {100.0 * killed / total:5.1f}%")
     weakest = min((100.0 * k / t for key, (k, t) in tally.items() if " " not in key), default=100)
     return 0 if weakest >= 90 else 1
+
+
+def chosen_labs(args):
+    return args.labs.split(",") if args.labs else [f for f, _ in labs.all_labs()]
 
 
 def write_csv(path, header, rows):
