@@ -104,7 +104,9 @@ def make_copy(out, rubric_path):
             os.remove(os.path.join(out, rel))
     summary = os.path.join(out, "handouts", "SUMMARY.md")
     with open(summary) as f:
-        kept = [line for line in f if "(answers.md)" not in line]
+        # The book's contents lose the chapters left out (their "(file.md)" link).
+        links = [f"({rel[len('handouts/'):]})" for rel in LEFT_OUT if rel.startswith("handouts/")]
+        kept = [line for line in f if not any(link in line for link in links)]
     with open(summary, "w") as f:
         f.writelines(kept)
     shutil.copy(STUDENT_README, os.path.join(out, "README.md"))
