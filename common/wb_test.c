@@ -542,11 +542,22 @@ void wb_check_error_message(const char *what, const char *about)
  * before the runner starts them: under compute-sanitizer a spin loop runs
  * ten to a hundred times slower, and a test that times out there has not
  * been checked (tests/sanitize_references.py, grade --sanitize). */
-ReportHook(PRE_ALL)(struct criterion_test_set *set)
+static double timeout_scale(void)
 {
     const char *text = getenv("WB_TIMEOUT_SCALE");
     double scale = text ? atof(text) : 1.0;
-    if (!(scale > 1.0))
+    return scale > 1.0 ? scale : 1.0;
+}
+
+bool wb_under_sanitizer(void)
+{
+    return timeout_scale() > 1.0;
+}
+
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+    double scale = timeout_scale();
+    if (scale == 1.0)
         return;
     FOREACH_SET(struct criterion_suite_set *suite, set->suites) {
         if (suite->suite.data)

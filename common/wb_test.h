@@ -60,6 +60,13 @@ void wb_case_begin(void);
     }                                                                 \
     TestSuite(suite_name, .init = suite_name##_begin, .fini = wb_test_end, __VA_ARGS__)
 
+/* True when the tests run under compute-sanitizer (WB_TIMEOUT_SCALE > 1,
+ * set by tests/sanitize_references.py and grade --sanitize): there a spin
+ * loop or a long chain of hand-offs runs ten to a hundred times slower, and
+ * a test whose size only adds time may shrink it (the tool checks the
+ * pattern, not the count). */
+bool wb_under_sanitizer(void);
+
 /* ---------------------------------------------------------- observations */
 
 /* bytes of host memory at host hold what the code under test produced. */

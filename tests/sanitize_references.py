@@ -13,7 +13,8 @@ time, and exits 1 when a tool reports anything or a test fails under it, 77
 without a GPU. Each test's own .timeout is multiplied by --timeout-scale
 (WB_TIMEOUT_SCALE, common/wb_test.c: spin loops slow down most under a
 tool); a test that still runs past it is listed as unchecked, not as a
-finding. The times say what `grading/workbook grade --sanitize` costs.
+finding; a test that fails beside the other runs is run once more alone,
+at the end, and counts only if it fails there too. The times say what `grading/workbook grade --sanitize` costs.
 """
 import argparse
 import concurrent.futures
@@ -31,16 +32,25 @@ import rubric  # noqa: E402
 LIMIT_S = 900
 
 
-def stage_filter(skipped):
-    """Criterion's --filter for the stage tests less the skipped ones."""
+def stage_filter(skipped, only=()):
+    """Criterion's --filter for the stage tests less the skipped ones, or
+    for the tests named in only."""
+    if only:
+        return "--filter=*/@(" + "|".join(sorted(only)) + ")"
     return "--filter=*/!(" + "|".join(["timing_*", "given_*"] + sorted(skipped)) + ")"
 
 
-def sanitize(binary, tool, timeout_scale, skipped=()):
+def failed_tests(report):
+    """The names of the tests a run's report lists as failed (not timed out)."""
+    return sorted({l.split("::", 1)[1].split(":", 1)[0] for l in report.splitlines()
+                   if l.startswith("[FAIL]") and "::" in l and "Timed out" not in l})
+
+
+def sanitize(binary, tool, timeout_scale, skipped=(), only=()):
     """(findings, seconds, problem or "", the tool's report) of one tool on
     one binary."""
     argv = labs.sanitizer_command(tool) + (["--racecheck-report", "hazard"] if tool == "racecheck" else [])
-    argv += [binary, "--jobs=1", stage_filter(skipped)]
+    argv += [binary, "--jobs=1", stage_filter(skipped, only)]
     start = time.monotonic()
     try:
         proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -90,7 +100,21 @@ def main():
         print(f"not built in {args.build}: " + ", ".join(f"{n}-reference" for n in missing))
         return 1
     _, lab_rubrics = rubric.load()
-    bad = unchecked = 0
+    counts = {"bad": 0, "unchecked": 0}
+
+    def report_run(name, tool, findings, seconds, problem, report):
+        slow = problem.startswith("SLOW: ")
+        retried = problem.startswith("RETRIED: ")   # passed alone: clean, and said
+        counts["bad"] += bool(findings or (problem and not slow and not retried))
+        counts["unchecked"] += slow
+        verdict = ("FINDINGS" if findings else "unchecked" if slow else "clean" if retried
+                   else "PROBLEM" if problem else "clean")
+        print(f"{verdict:8} {name:12} {tool:9} {seconds:6.0f} s  "
+              + (problem or "; ".join(findings[:3]))[:400], flush=True)
+        if args.show and (findings or problem):
+            print(report[:6000], flush=True)
+
+    retries = []   # tests that failed beside the other runs: once more, alone, at the end
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = {pool.submit(sanitize, os.path.join(args.build, f"{n}-reference"), t,
                                args.timeout_scale,
@@ -99,15 +123,18 @@ def main():
         for future in concurrent.futures.as_completed(futures):
             name, tool = futures[future]
             findings, seconds, problem, report = future.result()
-            slow = problem.startswith("SLOW: ")
-            bad += bool(findings or (problem and not slow))
-            unchecked += slow
-            verdict = ("FINDINGS" if findings else "unchecked" if slow else "PROBLEM" if problem
-                       else "clean")
-            print(f"{verdict:8} {name:12} {tool:9} {seconds:6.0f} s  "
-                  + (problem or "; ".join(findings[:3]))[:400], flush=True)
-            if args.show and (findings or problem):
-                print(report[:6000], flush=True)
+            failed = failed_tests(report) if problem and not findings else []
+            if failed:
+                retries.append((name, tool, failed, seconds))
+            else:
+                report_run(name, tool, findings, seconds, problem, report)
+    for name, tool, failed, first in retries:
+        findings, seconds, problem, report = sanitize(os.path.join(args.build, f"{name}-reference"),
+                                                      tool, args.timeout_scale, only=failed)
+        if not problem and not findings:
+            problem = f"RETRIED: {', '.join(failed)} failed beside the other runs, passed alone"
+        report_run(name, tool, findings, first + seconds, problem, report)
+    bad, unchecked = counts["bad"], counts["unchecked"]
     print(f"{len(runs) - bad - unchecked} of {len(runs)} runs clean, {bad} with findings or "
           f"failures, {unchecked} with tests that ran past their own timeout under the tool "
           "(not checked: run those alone)")
