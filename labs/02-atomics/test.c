@@ -562,7 +562,7 @@ Test(atomics, given_refuses_bad_arguments, .timeout = 60,
      .description = "every argument refused just outside its bounds, accepted on them")
 {
     int *x = device_ints(1), *out = device_ints(1), *sizes = device_ints(1);
-    int *next = device_ints(3), *locks = device_ints(1);
+    int *next = device_ints(4), *locks = device_ints(1);
     tally *tallies = wb_guarded_malloc(sizeof(tally));
 
     /* Every entry point's launch shape (check_launch_shape), and stage 1's slots. */
@@ -681,13 +681,15 @@ Test(atomics, given_refuses_bad_arguments, .timeout = 60,
                     list_insert(next, 1000, INT_MAX - 999, 256));
     list_insert(next, 1, 0, 1024);   /* anchors = 1, inserts = 0 */
     expect_given_int(next, -1, "list_insert(anchors = 1, inserts = 0): next[0], the end");
+    /* next holds 4 poisoned ints and 3 anchors: the thread for anchor 3
+     * must write nothing (its -1 would look like the guard zone's bytes). */
+    wb_poison_ints(next, 4);
     list_insert(next, 3, 0, 1);
-    int *links = fetch_output(next, 3, "list_insert(anchors = 3, inserts = 0): next");
-    const int chain[3] = {1, 2, -1};
-    assert_ints(links, chain, 3, "list_insert(anchors = 3, inserts = 0): next",
-                "the given code links the anchors 0 -> 1 -> 2 -> end: restore it");
-    /* next holds 3 ints: the thread for anchor 3 must write nothing. */
-    wb_guarded_check(next, "list_insert(anchors = 3, inserts = 0): next");
+    int *links = fetch_output(next, 4, "list_insert(anchors = 3, inserts = 0): next");
+    const int chain[4] = {1, 2, -1, WB_POISON_INT};
+    assert_ints(links, chain, 4, "list_insert(anchors = 3, inserts = 0): next",
+                "the given code links the anchors 0 -> 1 -> 2 -> end and leaves next[3] alone "
+                "(a bound v <= anchors writes it): restore it");
     free(links);
     if (wb_device_info().global_mem_bytes >= (size_t)16 << 30) {
         /* inserts = INT_MAX - anchors: INT_MAX nodes, 8 GB of links, here all

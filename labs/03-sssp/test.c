@@ -42,11 +42,16 @@ typedef struct {
     /* Layered, and each reached node's in-edges from reached nodes all come
      * from one node: near-far too processes each node once, whatever delta. */
     bool one_parent;
+    /* The lightest out-edge of a reached node (self-loops aside); 0 when
+     * none. Near-far with delta <= lightest is Dijkstra by buckets: no node
+     * of a bucket can improve another of the same bucket, so each reached
+     * node is settled before its phase and processed exactly once. */
+    int lightest;
 } expectation;
 
 static expectation expect(const graph *g, int source)
 {
-    expectation e = {malloc(sizeof(int) * (size_t)g->n), 0, 0, 0, true, true};
+    expectation e = {malloc(sizeof(int) * (size_t)g->n), 0, 0, 0, true, true, 0};
     int *level = malloc(sizeof(int) * (size_t)g->n), *hop = malloc(sizeof(int) * (size_t)g->n),
         *parent = malloc(sizeof(int) * (size_t)g->n), *queue = malloc(sizeof(int) * (size_t)g->n);
     cr_assert(e.dist && level && hop && parent && queue, "out of host memory");
@@ -83,6 +88,8 @@ static expectation expect(const graph *g, int source)
             int v = g->adj[i];
             if (v == u)
                 continue;
+            if (e.lightest == 0 || g->weight[i] < e.lightest)
+                e.lightest = g->weight[i];
             e.layered = e.layered && level[v] == level[u] + 1;
             e.one_parent = e.one_parent && (parent[v] < 0 || parent[v] == u);
             parent[v] = u;
@@ -294,6 +301,15 @@ static void check_stats(int stage, const graph *g, const expectation *e, int del
                   "round only, so a correct run takes each off a list once and relaxes exactly "
                   "their %lld out-edges. " DUPLICATE_CAUSES " " WB_SEED_HINT,
                   what, edges, e->reached_edges, wb_seed());
+        bool by_buckets = stage == 4 && delta >= 1 && delta <= e->lightest;
+        cr_assert(!by_buckets || edges == e->reached_edges,
+                  "%s: edges_relaxed = %lld, but with delta = %d no wider than the lightest edge "
+                  "(%d), near-far settles every node before its bucket's phase, so a correct "
+                  "run takes each reached node off the near list once and relaxes exactly their "
+                  "%lld out-edges. Does relax push a node near only when alt < threshold (the "
+                  "rest far), and does the split move only d < the new threshold, dropping d < "
+                  "the old one? " DUPLICATE_CAUSES " " WB_SEED_HINT,
+                  what, edges, delta, e->lightest, e->reached_edges, wb_seed());
         cr_assert(edges >= e->reached_edges,
                   "%s: edges_relaxed = %lld, but the %lld out-edges of the nodes the source "
                   "reaches are each relaxed at least once: a count was lost (relaxed = instead "
@@ -589,6 +605,15 @@ static void check_generated(int stage)
         ties.weight[e] = (e * 7) % 3 == 0 ? 0 : 1;
     check_suggested(stage, &ties, 5, "a uniform graph with weights 0 and 1");
     graph_free(&ties);
+    if (stage == 4) {
+        /* Buckets as wide as the lightest edge: exact counts (check_stats),
+         * on a graph with many paths to each node. */
+        graph narrow = graph_grid(64, 48, 8, 60, &rng);
+        expectation e = expect(&narrow, 0);
+        check_stage(stage, &narrow, 0, "a 64 x 48 grid, delta = its lightest edge", e.lightest);
+        free(e.dist);
+        graph_free(&narrow);
+    }
 }
 
 /* Three runs: a race that a run escapes shows in another. Stage 4 runs
