@@ -216,24 +216,24 @@ ParameterizedTest(grid_shape *shape, sync_up, stage2_printing,
 
 /* The recording tests take well under a second: a short timeout ends a
  * version that hangs sooner. Under compute-sanitizer each turn costs a
- * hundred times more: three rounds of every thread's turn, and a few more,
- * show the tool every hand-off the long run repeats. */
+ * hundred times more (racecheck most): two rounds of every thread's turn,
+ * and a few more, show the tool every hand-off the long run repeats. */
 static int turns(int count, int everyone)
 {
-    int enough = 3 * everyone + 5;
+    int enough = 2 * everyone + 5;
     return wb_under_sanitizer() && count > enough ? enough : count;
 }
 
 Test(sync_up, stage0_recording, .timeout = 10, .description = "record[n] == n % threads")
 {
     check_recording(BARRIER, turns(100000, 1024), 1, 1024);
-    check_recording(BARRIER, 4099, 1, 33);
+    check_recording(BARRIER, turns(4099, 33), 1, 33);
 }
 
 Test(sync_up, stage1_recording, .timeout = 10, .description = "record[n] == n % threads")
 {
     check_recording(SPIN, turns(100000, 1024), 1, 1024);
-    check_recording(SPIN, 4099, 1, 33);
+    check_recording(SPIN, turns(4099, 33), 1, 33);
 }
 
 Test(sync_up, stage2_recording, .timeout = 10,
@@ -251,7 +251,7 @@ Test(sync_up, stage2_recording, .timeout = 10,
     /* The small grid first: an index without blockIdx fails it at once,
      * where the large one would hang. */
     check_recording(GRID, 5000, 7, 1);
-    check_recording(GRID, turns(most * 256 + 17, 3 * 256), most, 256);
+    check_recording(GRID, turns(most * 256 + 17, 4 * 256), most, 256);
 }
 
 Test(sync_up, stage2_refuses_too_many_blocks,
