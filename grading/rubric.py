@@ -1,6 +1,7 @@
 """The rubric (grading/rubric.toml) and the scoring rules that read it:
 points per test, limits, tests that score only with another, GPU work
 required, performance points. grading/README.md explains each key."""
+import fnmatch
 import os
 import tomllib
 
@@ -53,9 +54,11 @@ def apply_prerequisites(tests, lab_rubric):
 
 def sanitizer_tools(lab_rubric, test):
     """The compute-sanitizer tools that apply to a test: all four, less
-    those the rubric's `sanitize_skip = {tool = [tests]}` names for it."""
+    those the rubric's `sanitize_skip = {tool = [tests]}` names for it (a
+    name may be a pattern: "stage*")."""
     skip = lab_rubric.get("sanitize_skip", {})
-    return [tool for tool in labs.SANITIZER_TOOLS if test not in skip.get(tool, [])]
+    return [tool for tool in labs.SANITIZER_TOOLS
+            if not any(fnmatch.fnmatchcase(test, pattern) for pattern in skip.get(tool, []))]
 
 
 def limits_for(defaults, test, wrapper=()):
