@@ -59,6 +59,8 @@ def sanitize(binary, tool, timeout_scale, skipped=(), only=()):
     except subprocess.TimeoutExpired:
         return [], time.monotonic() - start, f"did not finish within {LIMIT_S} s", ""
     seconds = time.monotonic() - start
+    if "Tested: 0 " in proc.stdout:   # the rubric skips every stage test for this tool
+        return [], seconds, "SKIPPED: no stage test applies (the rubric's sanitize_skip)", ""
     findings = labs.sanitizer_findings(proc.stdout)
     failing = [l.strip() for l in proc.stdout.splitlines() if "[FAIL]" in l]
     slow = [l for l in failing if "Timed out" in l]
@@ -104,10 +106,11 @@ def main():
 
     def report_run(name, tool, findings, seconds, problem, report):
         slow = problem.startswith("SLOW: ")
-        retried = problem.startswith("RETRIED: ")   # passed alone: clean, and said
+        retried = problem.startswith(("RETRIED: ", "SKIPPED: "))   # clean, and said
         counts["bad"] += bool(findings or (problem and not slow and not retried))
         counts["unchecked"] += slow
-        verdict = ("FINDINGS" if findings else "unchecked" if slow else "clean" if retried
+        verdict = ("FINDINGS" if findings else "unchecked" if slow
+                   else "skipped" if problem.startswith("SKIPPED: ") else "clean" if retried
                    else "PROBLEM" if problem else "clean")
         print(f"{verdict:8} {name:12} {tool:9} {seconds:6.0f} s  "
               + (problem or "; ".join(findings[:3]))[:400], flush=True)
