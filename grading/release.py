@@ -186,10 +186,7 @@ def check_target_folder(out, force):
 def empty_folder(out):
     for entry in os.listdir(out):
         path = os.path.join(out, entry)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path)
-        else:
-            os.remove(path)
+        (shutil.rmtree if os.path.isdir(path) and not os.path.islink(path) else os.remove)(path)
 
 
 def release(args):
@@ -218,19 +215,13 @@ def release(args):
                 empty_folder(args.out)
                 shutil.copytree(tree, args.out, dirs_exist_ok=True, symlinks=True)
                 wrote.append(os.path.join(args.out, ""))
-    except ReleaseError as e:
-        print(f"error: release: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:
+    except (ReleaseError, OSError) as e:
         print(f"error: release: {e}", file=sys.stderr)
         return 1
     print("Student copy written to " + " and ".join(wrote) + ".")
     print("Left out: solutions/, tests/, the grader and its rubric, labs/README.md.")
-    if hidden:
-        print("Hidden tests removed: "
-              + ", ".join(f"{lab}/{name}" for _, lab, name in hidden) + ".")
-    else:
-        print("Hidden tests removed: none (the rubric hides none).")
+    print("Hidden tests removed: " + (", ".join(f"{lab}/{name}" for _, lab, name in hidden) + "."
+                                       if hidden else "none (the rubric hides none)."))
     if dangling:
         print("Note: these lines for students name what the copy leaves out (solutions/, "
               "tests/, the grader's README): " + ", ".join(dangling))
