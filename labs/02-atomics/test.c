@@ -740,9 +740,6 @@ static const wb_source_rule stage3_rules[] = {
     {"SpinLock::unlock", .orderings = 1, .fresh_accesses = 1,
      .why = "a fence (or release) so that the critical section's writes are visible before the "
             "lock is, then free it with an atomic (atomicExch), not a plain store"},
-    {"tally_kernel", .fresh_accesses = 1,
-     .why = "the critical section's fields are volatile, so that each access goes to L2 and not "
-            "to this SM's L1, which other SMs' writes do not update"},
 };
 Test(atomics_source, stage3_memory_order) { WB_CHECK_SOURCE_RULES(stage3_rules); }
 

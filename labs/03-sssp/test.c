@@ -725,7 +725,7 @@ static const wb_source_rule stage3_rules[] = {
     {"push", .orderings = 1, .fresh_accesses = 2,
      .why = "a fence between lowering dist[v] and testing the flag (pop's fence is the other "
             "half), an atomicExch so that v is queued once, an atomicAdd for its slot"},
-    {"relax_frontier_stage3", .fresh_accesses = 1,
+    {"relax_out_edges_stage3", .fresh_accesses = 1,
      .why = "two threads can improve dist[v] at once: only atomicMin keeps the smaller"},
 };
 Test(sssp_source, stage3_memory_order) { WB_CHECK_SOURCE_RULES(stage3_rules); }

@@ -516,10 +516,8 @@ static const wb_source_rule stage3_rules[] = {
     {"gpu_turns_persistent", .fresh_accesses = 1,
      .why = "the kernel polls memory the host writes: atomic (cuda::atomic_ref) loads and "
             "stores, or the compiler may keep the counter in a register"},
-    {"pingpong_persistent", .fresh_accesses = 1,
+    {"hand_off_persistent", .fresh_accesses = 1,
      .why = "the host side polls memory the kernel writes: atomic loads and stores"},
-    {"stop_persistent", .orderings = 1,
-     .why = "(given code) the stop flag is raised with a release store"},
 };
 Test(persistent_source, stage3_memory_order) { WB_CHECK_SOURCE_RULES(stage3_rules); }
 
@@ -536,9 +534,11 @@ static const wb_source_rule stage5_rules[] = {
             "before head moved must be visible), release when passing head on through "
             "seen_head and when marking a task done (the slot's read is over before the host "
             "refills it); a barrier after the claim and one after the task"},
-    {"tasks_host_fed", .orderings = 2,
-     .why = "release when moving head (the task written before it is visible first), acquire "
-            "when reading done[] (the GPU's read of the slot is over before it is refilled)"},
+    {"enqueue_task", .orderings = 1,
+     .why = "release when moving head (the task written before it is visible first)"},
+    {"oldest_done", .orderings = 1,
+     .why = "acquire when reading done[] (the GPU's read of the slot is over before it is "
+            "refilled)"},
 };
 Test(persistent_source, stage5_memory_order) { WB_CHECK_SOURCE_RULES(stage5_rules); }
 

@@ -6,22 +6,9 @@
 #include "lab.h"
 #include "workbook.h"
 
-/* Given: what a thread does when its turn comes. */
-__device__ void take_turn(int *record, int thread, int n)
-{
-    if (record)
-        record[n] = thread;
-    else
-        printf("%d: %d\n", thread, n);
-}
-
-static void check_arguments(const char *who, int count, int blocks, int threads)
-{
-    if (count < 0 || blocks < 1 || threads < 1 || threads > 1024)
-        wb_fail("%s: need count >= 0, blocks >= 1 and 1 <= threads <= 1024 "
-                "(got count = %d, blocks = %d, threads = %d)",
-                who, count, blocks, threads);
-}
+/* Given, the same on both sides: take_turn, the argument checks, grid_next
+ * and the entry points that launch the kernels. */
+#include "given.cuh"
 
 /* Stage 0. Every thread reads the counter, and the owner of that number
  * moves it on. Two barriers per turn: the first keeps the owner's write
@@ -69,11 +56,8 @@ __global__ void ordered_stage1(int *record, int count)
     }
 }
 
-/* Stage 2: the counter lives in global memory, the only memory all blocks
- * share. The host sets it to 0 before every launch (a kernel cannot: there
- * is no barrier across blocks to wait for the reset). */
-__device__ int grid_next;
-
+/* Stage 2: the counter is grid_next (given.cuh), in global memory; the
+ * host sets it to 0 before every launch. */
 __global__ void ordered_stage2(int *record, int count)
 {
     int thread = blockIdx.x * blockDim.x + threadIdx.x;
@@ -91,47 +75,10 @@ __global__ void ordered_stage2(int *record, int count)
     }
 }
 
-void ordered_barrier(int *record, int count, int threads)
-{
-    check_arguments("ordered_barrier", count, 1, threads);
-    ordered_stage0<<<1, threads>>>(record, count);
-    CUDA_CHECK_LAUNCH();
-}
-
-void ordered_spin(int *record, int count, int threads)
-{
-    check_arguments("ordered_spin", count, 1, threads);
-    ordered_stage1<<<1, threads>>>(record, count);
-    CUDA_CHECK_LAUNCH();
-}
-
 int ordered_grid_max_blocks(int threads)
 {
     check_arguments("ordered_grid_max_blocks", 0, 1, threads);
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ordered_stage2, threads, 0));
     return per_sm * wb_device_info().sm_count;
-}
-
-void ordered_grid(int *record, int count, int blocks, int threads)
-{
-    check_arguments("ordered_grid", count, blocks, threads);
-    /* A block that is not resident waits for a block to finish, while the
-     * resident ones spin waiting for it: the grid would hang. */
-    int most = ordered_grid_max_blocks(threads);
-    if (blocks > most)
-        wb_fail("ordered_grid: %d blocks of %d threads cannot all be resident at once "
-                "(at most %d on this GPU), and waiting blocks would hang the grid",
-                blocks, threads, most);
-    static const int zero = 0;
-    CUDA_CHECK(cudaMemcpyToSymbolAsync(grid_next, &zero, sizeof zero));
-    /* Blocks wait for one another, so all of them must be resident at
-     * once. The occupancy limit above says how many can be; only a
-     * cooperative launch guarantees that they are (another process on the
-     * GPU, MPS or a partition can take SMs): it fails with
-     * cudaErrorCooperativeLaunchTooLarge rather than hang. */
-    void *arguments[] = {&record, &count};
-    CUDA_CHECK(cudaLaunchCooperativeKernel((const void *)ordered_stage2, blocks, threads,
-                                           arguments, 0, 0));
-    CUDA_CHECK_LAUNCH();
 }

@@ -127,19 +127,5 @@ static void mark(saxpy_timeline *tl, int k, int m, cudaStream_t s)
         CUDA_CHECK(cudaEventRecord(tl->mark[k][m], s));
 }
 
-void saxpy_v4_breadth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
-{
-    breadth_first(cfg, dev, host, NULL);
-}
-
-void saxpy_v5_timeline(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host,
-                       saxpy_timeline *tl)
-{
-    if (!tl || tl->segments != cfg->segments)
-        wb_fail("saxpy_v5_timeline: the timeline needs one entry per segment (%d)",
-                cfg->segments);
-    // Every time on the timeline is measured from here; on the default
-    // stream, this event waits for whatever ran before.
-    CUDA_CHECK(cudaEventRecord(tl->origin, 0));
-    breadth_first(cfg, dev, host, tl);
-}
+// Given, the same on both sides: the entry points of stages 4 and 5.
+#include "given.cuh"
