@@ -246,9 +246,8 @@ static void check_distances(const int *got, const int *expected, int n, const ch
 #define DUPLICATE_CAUSES                                                                       \
     "more: a node was processed twice (a duplicate on a list: push without the queued check, " \
     "or with a plain read and write of queued; a loop stepping by blockDim.x instead of "      \
-    "gridDim.x * blockDim.x; a list index i <= n); fewer: a lost count (relaxed = instead of " \
-    "+=, the warp sum with = instead of +=, a plain add instead of atomicAdd) or a node never " \
-    "processed"
+    "gridDim.x * blockDim.x; a list index i <= n); fewer: a lost count (*relaxed = instead " \
+    "of +=) or a node never processed"
 
 /* How many buckets [b * delta, (b + 1) * delta) the reached nodes'
  * distances fall into. */
@@ -312,9 +311,8 @@ static void check_stats(int stage, const graph *g, const expectation *e, int del
                   what, edges, delta, e->lightest, e->reached_edges, wb_seed());
         cr_assert(edges >= e->reached_edges,
                   "%s: edges_relaxed = %lld, but the %lld out-edges of the nodes the source "
-                  "reaches are each relaxed at least once: a count was lost (relaxed = instead "
-                  "of +=, the warp sum with = instead of +=, a plain add instead of "
-                  "atomicAdd) " WB_SEED_HINT,
+                  "reaches are each relaxed at least once: a count was lost (*relaxed = "
+                  "instead of +=) " WB_SEED_HINT,
                   what, edges, e->reached_edges, wb_seed());
         /* Near-far takes a node off the near list only in the phase of its
          * own bucket: pushed near, its distance was below the threshold
