@@ -106,6 +106,13 @@ class States(unittest.TestCase):
         plant("vector-add", "student", [("stage0_sizes", "SKIPPED", ["no GPU"])])
         self.assertEqual(self.states()[0][0], "skipped")
 
+    def test_not_passing_while_gpu_tests_skipped(self):
+        """A stage whose CPU-side checks pass but whose GPU tests were
+        skipped is not passing: nothing ran its kernel."""
+        plant("vector-add", "student", [("stage0_barriers", "PASSED", []),
+                                        ("stage0_sizes", "SKIPPED", ["no GPU"])])
+        self.assertEqual(self.states()[0][0], "skipped")
+
     def test_passing_and_speed_against_reference(self):
         rows = lambda ms: [["stage", "time (ms)"], ["0", str(ms)]]
         plant("vector-add", "student", [("stage0_sizes", "PASSED", [])], rows(2.0))
