@@ -174,3 +174,99 @@ void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
     } while (frontier_length(work, round) > 0);
     finish(work, stats);
 }
+
+/* ---------------------------------------------------------------- stage 4 */
+
+/* Near-far: the lists of a near round, the threshold, and the far pile
+ * (deduplicated by far_queued). */
+typedef struct {
+    round_lists near;
+    int *queued, threshold;
+    int *far, *far_count, *far_queued;
+} near_far;
+
+// Written in kernels.cu: push (stage 3, the far split uses it too), one
+// edge relaxed and pushed near or far, a warp's nodes' edges.
+__device__ void push(int v, int *list, int *count, int *queued);
+__device__ void relax_edge_stage4(sssp_graph g, int *dist, int e, int du, near_far nf);
+__device__ void relax_edges_stage4(sssp_graph g, int *dist, near_far nf, int du, int first,
+                                   int last);
+
+/* A near round: each warp takes 32 nodes off the near list at once and
+ * expands their edges together (relax_edges_stage4, in kernels.cu), so the
+ * loop runs by whole warps: its base is the warp's first thread. */
+__global__ void relax_near_stage4(sssp_graph g, int *dist, near_far nf,
+                                  unsigned long long *edges)
+{
+    int n = begin_round(nf.near);
+    unsigned long long relaxed = 0;
+    int lane = threadIdx.x % 32;
+    for (int base = blockIdx.x * blockDim.x + threadIdx.x - lane; base < n;
+         base += gridDim.x * blockDim.x) {
+        int i = base + lane, du = 0, first = 0, last = 0;
+        if (i < n) {
+            int u = nf.near.in[i];
+            du = pop(u, nf.queued, dist);
+            first = g.row_start[u];
+            last = g.row_start[u + 1];
+            relaxed += last - first;
+        }
+        relax_edges_stage4(g, dist, nf, du, first, last);
+    }
+    add_edges(edges, relaxed);
+}
+
+/* Moves the far nodes below the new threshold to the near list and keeps
+ * the rest; nodes already settled below the old threshold are dropped. */
+__global__ void split_far_stage4(const int *dist, const int *far, const int *far_count,
+                                 int *far_queued, int *keep, int *keep_count, int *near,
+                                 int *near_count, int *queued, int old_threshold,
+                                 int threshold)
+{
+    int n = *far_count;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        int v = far[i];
+        far_queued[v] = 0;
+        int d = dist[v];
+        if (d < old_threshold)
+            continue;
+        if (d < threshold)
+            push(v, near, near_count, queued);
+        else
+            push(v, keep, keep_count, far_queued);
+    }
+}
+
+void sssp_stage4(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
+{
+    start_worklist(g, source, dist, work);
+    long long threshold = work->delta;
+    int round = 0, pile = 0;   /* far[pile] is filled, counted in counts[4 + pile] */
+    int *far_counts = &work->counts[4];
+    for (;;) {
+        for (int i = 0; i < ROUNDS_PER_CHECK; i++, round++) {
+            near_far nf = {lists_for_round(work, round), work->queued, (int)threshold,
+                           work->far[pile], &far_counts[pile], work->far_queued};
+            relax_near_stage4<<<worklist_blocks(g.n), BLOCK>>>(g, dist, nf, work->edges);
+            CUDA_CHECK_LAUNCH();
+        }
+        int counts[6];
+        CUDA_CHECK(cudaMemcpy(counts, work->counts, sizeof counts, cudaMemcpyDeviceToHost));
+        if (counts[round % 3] > 0)
+            continue;
+        if (counts[4 + pile] == 0)
+            break;
+        long long next = threshold + work->delta;
+        next = next < SSSP_UNREACHABLE ? next : SSSP_UNREACHABLE;
+        round_lists l = lists_for_round(work, round);
+        split_far_stage4<<<worklist_blocks(g.n), BLOCK>>>(
+            dist, work->far[pile], &far_counts[pile], work->far_queued, work->far[1 - pile],
+            &far_counts[1 - pile], (int *)l.in, l.in_count, work->queued, (int)threshold,
+            (int)next);
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaMemsetAsync(&far_counts[pile], 0, sizeof(int)));
+        pile = 1 - pile;
+        threshold = next;
+    }
+    finish(work, stats);
+}

@@ -77,20 +77,30 @@ __device__ void relax_out_edges_stage3(sssp_graph g, int *dist, int u, int du, r
 
 /* ---------------------------------------------------------------- stage 4 */
 
-/* Optional. Near-far: stage 3, but an improved node goes on the next list
- * only when its distance is below a threshold; the others wait in a far pile
- * until the near list runs dry, then the threshold moves up by work->delta
- * and the far nodes below it become the near list. The stage 4 tests fail
- * until you write it; they do not count towards stages 1-3. */
-void sssp_stage4(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
+/* Near-far (optional): stage 3, but an improved node goes on the next list
+ * only when its distance is below the current threshold; the others wait in
+ * the far pile until the near list runs dry and the threshold moves up by
+ * delta (given.cuh: the near rounds, the split of the far pile, the host
+ * loop). The stage 4 tests fail until you write both functions; they do not
+ * count towards stages 1-3. */
+__device__ void relax_edge_stage4(sssp_graph g, int *dist, int e, int du, near_far nf)
 {
-    // TODO 6 (optional): start as stage 3 does (start_worklist), then run
-    // near rounds in batches like sssp_stage3 (both in given.cuh), with a
-    // kernel that pushes below-threshold improvements to the near list and
-    // the rest to work->far[..] (deduplicated with work->far_queued), and a
-    // kernel that splits the far pile when the near list is empty. Finish
-    // with finish().
-    (void)g, (void)source, (void)dist, (void)work;
-    stats->rounds = 0;
-    stats->edges_relaxed = 0;
+    // TODO 6 (optional): relax edge e of a node at distance du as in stage
+    // 3; push an improved node to the near list (nf.near.out, nf.queued)
+    // when its new distance is below nf.threshold, else to the far pile
+    // (nf.far, nf.far_count, nf.far_queued).
+    (void)g, (void)dist, (void)e, (void)du, (void)nf;   // (delete this line once you use them)
+}
+
+/* All 32 lanes call this together (relax_near_stage4, given), a lane
+ * without a node with first == last. */
+__device__ void relax_edges_stage4(sssp_graph g, int *dist, near_far nf, int du, int first,
+                                   int last)
+{
+    // TODO 7 (optional): relax edges first .. last - 1 with
+    // relax_edge_stage4. A hub (more than 32 edges) would keep the other 31
+    // lanes waiting: expand hubs with the whole warp, one after the other
+    // (__ballot_sync finds them, __shfl_sync hands out a hub's range and
+    // distance), and the other nodes each by its own lane.
+    (void)g, (void)dist, (void)nf, (void)du, (void)first, (void)last;   // (delete this line once you use them)
 }

@@ -87,17 +87,12 @@ __device__ void relax_out_edges_stage3(sssp_graph g, int *dist, int u, int du, r
 
 /* ---------------------------------------------------------------- stage 4 */
 
-/* Near-far: stage 3, but an improved node goes on the next list only when
- * its distance is below the current threshold; the others wait in the far
- * pile until the near list runs dry and the threshold moves up by delta.
- * Nodes are then mostly settled once, in distance order, like Dijkstra's
- * buckets. */
-typedef struct {
-    round_lists near;
-    int *queued, threshold;
-    int *far, *far_count, *far_queued;
-} near_far;
-
+/* Near-far (optional): stage 3, but an improved node goes on the next list
+ * only when its distance is below the current threshold; the others wait in
+ * the far pile until the near list runs dry and the threshold moves up by
+ * delta (given.cuh: the near rounds, the split of the far pile, the host
+ * loop). Nodes are then mostly settled once, in distance order, like
+ * Dijkstra's buckets. */
 __device__ void relax_edge_stage4(sssp_graph g, int *dist, int e, int du, near_far nf)
 {
     int v = g.adj[e], alt = du + g.weight[e];
@@ -112,91 +107,24 @@ __device__ void relax_edge_stage4(sssp_graph g, int *dist, int e, int du, near_f
 /* Load balance: a warp's lanes loop over their nodes' edges together, so a
  * power-law hub with a million edges would keep 31 lanes (and the round)
  * waiting. Nodes with more than 32 edges are expanded by the whole warp,
- * one after the other; the rest by their own lane. */
-__global__ void relax_near_stage4(sssp_graph g, int *dist, near_far nf,
-                                  unsigned long long *edges)
+ * one after the other; the rest by their own lane. All 32 lanes call this
+ * together (relax_near_stage4, given), a lane without a node with
+ * first == last. */
+__device__ void relax_edges_stage4(sssp_graph g, int *dist, near_far nf, int du, int first,
+                                   int last)
 {
-    int n = begin_round(nf.near);
-    unsigned long long relaxed = 0;
     int lane = threadIdx.x % 32;
-    for (int base = blockIdx.x * blockDim.x + threadIdx.x - lane; base < n;
-         base += gridDim.x * blockDim.x) {
-        int i = base + lane, du = 0, first = 0, last = 0;
-        if (i < n) {
-            int u = nf.near.in[i];
-            du = pop(u, nf.queued, dist);
-            first = g.row_start[u];
-            last = g.row_start[u + 1];
-            relaxed += last - first;
-        }
-        unsigned hubs;
-        while ((hubs = __ballot_sync(0xffffffffu, last - first > 32))) {
-            int leader = __ffs(hubs) - 1;
-            int hub_first = __shfl_sync(0xffffffffu, first, leader);
-            int hub_last = __shfl_sync(0xffffffffu, last, leader);
-            int hub_du = __shfl_sync(0xffffffffu, du, leader);
-            for (int e = hub_first + lane; e < hub_last; e += 32)
-                relax_edge_stage4(g, dist, e, hub_du, nf);
-            if (lane == leader)
-                first = last;
-        }
-        for (int e = first; e < last; e++)
-            relax_edge_stage4(g, dist, e, du, nf);
+    unsigned hubs;
+    while ((hubs = __ballot_sync(0xffffffffu, last - first > 32))) {
+        int leader = __ffs(hubs) - 1;
+        int hub_first = __shfl_sync(0xffffffffu, first, leader);
+        int hub_last = __shfl_sync(0xffffffffu, last, leader);
+        int hub_du = __shfl_sync(0xffffffffu, du, leader);
+        for (int e = hub_first + lane; e < hub_last; e += 32)
+            relax_edge_stage4(g, dist, e, hub_du, nf);
+        if (lane == leader)
+            first = last;
     }
-    add_edges(edges, relaxed);
-}
-
-/* Moves the far nodes below the new threshold to the near list and keeps
- * the rest; nodes already settled below the old threshold are dropped. */
-__global__ void split_far_stage4(const int *dist, const int *far, const int *far_count,
-                                 int *far_queued, int *keep, int *keep_count, int *near,
-                                 int *near_count, int *queued, int old_threshold,
-                                 int threshold)
-{
-    int n = *far_count;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        int v = far[i];
-        far_queued[v] = 0;
-        int d = dist[v];
-        if (d < old_threshold)
-            continue;
-        if (d < threshold)
-            push(v, near, near_count, queued);
-        else
-            push(v, keep, keep_count, far_queued);
-    }
-}
-
-void sssp_stage4(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
-{
-    start_worklist(g, source, dist, work);
-    long long threshold = work->delta;
-    int round = 0, pile = 0;   /* far[pile] is filled, counted in counts[4 + pile] */
-    int *far_counts = &work->counts[4];
-    for (;;) {
-        for (int i = 0; i < ROUNDS_PER_CHECK; i++, round++) {
-            near_far nf = {lists_for_round(work, round), work->queued, (int)threshold,
-                           work->far[pile], &far_counts[pile], work->far_queued};
-            relax_near_stage4<<<worklist_blocks(g.n), BLOCK>>>(g, dist, nf, work->edges);
-            CUDA_CHECK_LAUNCH();
-        }
-        int counts[6];
-        CUDA_CHECK(cudaMemcpy(counts, work->counts, sizeof counts, cudaMemcpyDeviceToHost));
-        if (counts[round % 3] > 0)
-            continue;
-        if (counts[4 + pile] == 0)
-            break;
-        long long next = threshold + work->delta;
-        next = next < SSSP_UNREACHABLE ? next : SSSP_UNREACHABLE;
-        round_lists l = lists_for_round(work, round);
-        split_far_stage4<<<worklist_blocks(g.n), BLOCK>>>(
-            dist, work->far[pile], &far_counts[pile], work->far_queued, work->far[1 - pile],
-            &far_counts[1 - pile], (int *)l.in, l.in_count, work->queued, (int)threshold,
-            (int)next);
-        CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaMemsetAsync(&far_counts[pile], 0, sizeof(int)));
-        pile = 1 - pile;
-        threshold = next;
-    }
-    finish(work, stats);
+    for (int e = first; e < last; e++)
+        relax_edge_stage4(g, dist, e, du, nf);
 }
