@@ -242,8 +242,8 @@ static bool fits_coresident(int part, int *blocks, int block_size)
         return true;
     fprintf(stderr,
             "refused: %d blocks of %d threads for the stage %d kernel, but at most %d can be "
-            "resident at once (occupancy x SMs); a persistent block that never starts would "
-            "leave its work, and everyone waiting for it, stuck\n",
+            "resident at once (occupancy x SMs); persistent blocks leave only at the end, so a "
+            "block past that would start only then, with nothing left to do\n",
             *blocks, block_size, part + 2, most);
     return false;
 }

@@ -44,8 +44,8 @@ __global__ void reduce_stage0(const int *in, int *out, unsigned n)
 }
 
 // Stage 1: the same tree, but the working threads are the first ones, so
-// whole warps retire. Thread tid touches word 2*s*tid: for s >= 16 several
-// threads of a warp hit the same bank.
+// whole warps retire. Thread tid touches word 2*s*tid, bank 2*s*tid % 32: a
+// 2-way bank conflict at s = 1, 4-way at s = 2, ..., 32-way from s = 16.
 __global__ void reduce_stage1(const int *in, int *out, unsigned n)
 {
     extern __shared__ int sdata[];
