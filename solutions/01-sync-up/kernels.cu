@@ -66,10 +66,12 @@ __global__ void ordered_stage2(int *record, int count)
         while (*next != n)
             ;
         take_turn(record, thread, n);
-        /* Device-wide: the turn's output is visible to every SM before the
-         * counter moves. Only the owner writes; atomicAdd is performed in
-         * L2, which every SM's volatile reads reach (a plain increment may
-         * read a stale copy from this SM's L1 or a register). */
+        /* Device-wide: the fence makes the turn's output visible to every
+         * SM before the counter moves. Only the owner writes the counter,
+         * but the write is a device-scope atomic: the memory model promises
+         * other SMs' spinning reads only atomic (or volatile) accesses; a
+         * plain increment may work on a copy in this SM's L1 or a register
+         * and publish it late. */
         __threadfence();
         atomicAdd(&grid_next, 1);
     }
