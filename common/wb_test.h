@@ -121,7 +121,8 @@ void wb_guarded_free(void *p);
 /* Every SM's shared memory filled with 0xFF bytes (NaN, -1), so that a
  * kernel launched next that reads shared memory it never wrote often reads
  * that instead of a harmless leftover: often, not always (dirty_shared.cu;
- * on the H100 it did not make stage 7's `lane <= blockDim.x / 32` fail). */
+ * a change of the shared-memory carve-out between the two kernels may clear
+ * it, so the tests still order block sizes so that leftovers are wrong). */
 void wb_dirty_shared_memory(void);
 
 /* The time that a performance grade uses. bytes and flops: the work one
