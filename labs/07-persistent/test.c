@@ -513,11 +513,13 @@ Test(persistent, given_refuses_bad_arguments,
 WB_SOURCE_SUITE(persistent_source);
 
 static const wb_source_rule stage3_rules[] = {
-    {"gpu_turns_persistent", .fresh_accesses = 1,
-     .why = "the kernel polls memory the host writes: atomic (cuda::atomic_ref) loads and "
-            "stores, or the compiler may keep the counter in a register"},
-    {"hand_off_persistent", .fresh_accesses = 1,
-     .why = "the host side polls memory the kernel writes: atomic loads and stores"},
+    {"gpu_turns_persistent", .fresh_accesses = 3,
+     .why = "the kernel shares the counter and the stop flag with the host while both run: "
+            "its load and store of the counter and its load of the flag are all atomic "
+            "(cuda::atomic_ref), or the compiler may keep them in registers"},
+    {"hand_off_persistent", .fresh_accesses = 2,
+     .why = "the host shares the counter with the running kernel: its store of the number "
+            "and its load of the answer are both atomic"},
 };
 Test(persistent_source, stage3_memory_order) { WB_CHECK_SOURCE_RULES(stage3_rules); }
 
