@@ -31,6 +31,15 @@ def find_lab(name):
     return None
 
 
+def gpu_listed():
+    """Whether nvidia-smi lists a GPU (False without a driver or GPU)."""
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
 def build_target(target, build=BUILD):
     """Builds one target (or a list of them) with ninja; returns (ok,
     compiler output)."""

@@ -65,14 +65,6 @@ def include_problems(text, allowed):
     return problems
 
 
-def _gpu_listed():
-    try:
-        return subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
 class Workspace:
     """A private folder for one grading run: src/ (the trusted tree),
     build/ (its build), submission/ (the student's files, as data)."""
@@ -105,7 +97,7 @@ class Workspace:
     def configure(self, selected):
         # Without a GPU a grade is the build's status only: one architecture
         # (Hopper's) is enough and five times quicker than every one.
-        arch = [] if _gpu_listed() else ["-Dgpu_arch=9.0"]
+        arch = [] if labs.gpu_listed() else ["-Dgpu_arch=9.0"]
         proc = subprocess.run(["meson", "setup", self.build, self.src,
                                "-Dlabs=" + ",".join(f for f, _ in selected)] + arch,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -185,13 +185,6 @@ def run_judged(ws, binary, folder, name, bug, source):
     return False, "the judge passes every stage test"
 
 
-def gpu_present():
-    if not _has("nvidia-smi"):
-        return False
-    return subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL).returncode == 0
-
-
 def mutant_runs(folders, make_jobs, jobs, judged=False, sweep=False):
     """Builds the trusted trees of the labs, then compiles, links and runs
     each mutant that make_jobs(folder, reference text) lists as (bug,
@@ -239,7 +232,7 @@ def mutant_runs(folders, make_jobs, jobs, judged=False, sweep=False):
 
 
 def run(args):
-    if not gpu_present():
+    if not labs.gpu_listed():
         print("skipped: no GPU (nvidia-smi -L)")
         return 77
     folders = chosen_labs(args)
@@ -294,7 +287,7 @@ def sweep(args):
             for m, _ in found:
                 print(f"  {m['name']:28} {m['before']}  =>  {m['after']}")
         return 0
-    if not gpu_present():
+    if not labs.gpu_listed():
         print("skipped: no GPU (nvidia-smi -L)")
         return 77
     rows, tally = [], {}
@@ -326,11 +319,6 @@ def write_csv(path, header, rows):
             w = csv.writer(f)
             w.writerow(header)
             w.writerows(sorted(rows))
-
-
-def _has(program):
-    return any(os.access(os.path.join(d, program), os.X_OK)
-               for d in os.environ.get("PATH", "").split(":") if d)
 
 
 def main():

@@ -90,8 +90,7 @@ def main():
     parser.add_argument("--show", action="store_true",
                         help="print the tool's full report of each run with findings")
     args = parser.parse_args()
-    if subprocess.run(["sh", "-c", "nvidia-smi -L"], stdout=subprocess.DEVNULL,
-                      stderr=subprocess.DEVNULL).returncode != 0:
+    if not labs.gpu_listed():
         print("skipped: no GPU (nvidia-smi -L)")
         return 77
     folders = args.labs.split(",") if args.labs else None
