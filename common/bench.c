@@ -61,19 +61,43 @@ static const wb_option *lookup(const char *name)
     return NULL;
 }
 
+/* " (default V)" from the option's value before parsing, unless its help
+ * already says its default; "" for flags and for "every stage". */
+static void default_text(const wb_option *o, char *out, size_t len)
+{
+    *out = '\0';
+    if (strstr(o->help, "default") || o->kind == WB_FLAG)
+        return;
+    if (o->kind == WB_INT) {
+        int v = *(const int *)o->value;
+        if (!strcmp(o->name, "stage") && v == WB_ALL_STAGES)
+            snprintf(out, len, " (default: all)");
+        else if (v >= 1024 && (v & (v - 1)) == 0)
+            snprintf(out, len, " (default 2^%d)", __builtin_ctz((unsigned)v));
+        else
+            snprintf(out, len, " (default %d)", v);
+    } else if (o->kind == WB_REAL) {
+        snprintf(out, len, " (default %g)", *(const double *)o->value);
+    } else if (*(const char *const *)o->value) {
+        snprintf(out, len, " (default %s)", *(const char *const *)o->value);
+    }
+}
+
 static void usage(FILE *out, const char *about)
 {
     char label[64];
     fprintf(out, "usage: %s [options]\n%s\n\nOptions:\n", program, about);
     for (const wb_option *o = table; o->name; o++)
         if (o->value) {
-            char help[512];
-            snprintf(help, sizeof help, "%s", o->help);
+            char help[512], given[64];
+            default_text(o, given, sizeof given);
+            snprintf(help, sizeof help, "%s%s", o->help, given);
             if (!strcmp(o->name, "stage") && o->lo == o->hi)   /* the range, from the table */
-                snprintf(help, sizeof help, "%s; this lab has one stage, %.0f", o->help, o->lo);
+                snprintf(help, sizeof help, "%s%s; this lab has one stage, %.0f", o->help, given,
+                         o->lo);
             else if (!strcmp(o->name, "stage"))
-                snprintf(help, sizeof help, "%s; this lab's stages: %.0f to %.0f", o->help,
-                         o->lo, o->hi);
+                snprintf(help, sizeof help, "%s%s; this lab's stages: %.0f to %.0f", o->help,
+                         given, o->lo, o->hi);
             option_label(o, label, sizeof label);
             print_wrapped(out, label, help);
         }

@@ -11,8 +11,9 @@
  *     int stage = WB_ALL_STAGES, n = 1 << 26, reps = 50;
  *     wb_option options[] = {
  *         {"stage", "S", WB_INT, &stage, 0, 0, "the lab's only stage, 0"},
- *         {"n", "N", WB_INT, &n, 1, INT_MAX, "elements (default 2^26)"},
- *         {"block", NULL, WB_INT, NULL, 0, 0, "the block size is fixed: ..."},
+ *         {"n", "N", WB_INT, &n, 1, INT_MAX, "elements"},
+ *         WB_REFUSED_OPTION("block", "the block size is fixed: ..."),
+ *         WB_REPS_OPTION(reps),
  *         ...
  *         {0}};
  *     wb_bench_options(argc, argv, "Times vector add ...", options);
@@ -48,8 +49,18 @@ typedef struct {
     wb_option_kind kind;
     void *value;        /* where the value goes; NULL: the lab refuses the option */
     double lo, hi;      /* the range a number must be in */
-    const char *help;   /* what it does and its default, or why it is refused */
+    const char *help;   /* what it does, or why it is refused; --help adds
+                           "(default V)" from *value unless it says "default" */
 } wb_option;
+
+/* The common options as every lab means them, for the table:
+ *   --reps R     timed runs after the warm-up, the median reported
+ *   --target F   a target, as a share of the lab's yardstick (what: which one)
+ * and a common option that the lab does not take, with the reason. */
+#define WB_REPS_OPTION(variable) \
+    {"reps", "R", WB_INT, &(variable), 1, 1e6, "timed runs after a warm-up, median reported"}
+#define WB_TARGET_OPTION(variable, what) {"target", "F", WB_REAL, &(variable), 0, 10, what}
+#define WB_REFUSED_OPTION(name, why) {name, NULL, WB_INT, NULL, 0, 0, why}
 
 /* Parses argv against options (plus the common ones the lab left out, which
  * are refused). --help prints the usage and exits 0; an unknown option, a

@@ -28,13 +28,12 @@ int main(int argc, char **argv)
     double target = 0.8;
     const wb_option options[] = {
         {"stage", "S", WB_INT, &stage, 0, 0, "accepted, and the default"},
-        {"n", "N", WB_INT, &n, 1, INT_MAX, "elements (default 2^26)"},
+        {"n", "N", WB_INT, &n, 1, INT_MAX, "elements"},
         {"block", "B", WB_INT, &only_block, 0, 1024,
          "threads per block (default, or 0: every power of two from 32 to 1024)"},
-        {"reps", "R", WB_INT, &reps, 1, 1e6, "timed runs, median reported (default 50)"},
-        {"target", "F", WB_REAL, &target, 0, 10,
-         "fails unless the best block size reaches F of the device-to-device copy bandwidth "
-         "(default 0.8)"},
+        WB_REPS_OPTION(reps),
+        WB_TARGET_OPTION(target,
+         "fails unless the best block size reaches F of the device-to-device copy bandwidth"),
         {0}};
     wb_bench_options(argc, argv,
                      "Times vector add against the measured device-to-device copy bandwidth,\n"

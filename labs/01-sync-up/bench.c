@@ -13,15 +13,15 @@ int main(int argc, char **argv)
 {
     int count = 200000, reps = 5;
     const wb_option options[] = {
-        {"stage", NULL, WB_INT, NULL, 0, 0,
+        WB_REFUSED_OPTION("stage",
          "one table times every stage's version (barrier: stage 0, spin: stage 1, grid: "
-         "stage 2)"},
-        {"n", "TURNS", WB_INT, &count, 1, INT_MAX, "turns recorded per run (default 200000)"},
-        {"block", NULL, WB_INT, NULL, 0, 0,
+         "stage 2)"),
+        {"n", "TURNS", WB_INT, &count, 1, INT_MAX, "turns recorded per run"},
+        WB_REFUSED_OPTION("block",
          "the hand-off shapes fix their blocks (one block of 32 or 1024 threads, or one "
-         "block of 1 or 32 threads per SM)"},
-        {"reps", "R", WB_INT, &reps, 1, 1e6, "timed runs, median reported (default 5)"},
-        {"target", NULL, WB_REAL, NULL, 0, 0, "this lab has no performance target"},
+         "block of 1 or 32 threads per SM)"),
+        WB_REPS_OPTION(reps),
+        WB_REFUSED_OPTION("target", "this lab has no performance target"),
         {0}};
     wb_bench_options(argc, argv,
                      "Records TURNS turns with each version and shape, checks the record once,\n"

@@ -325,11 +325,11 @@ int main(int argc, char **argv)
          "scales the work: stage 2 reduces N ints (default 2^26), the others use N/4 threads "
          "(default 2^24; stage 6 inserts N/1024 nodes)"},
         {"block", "B", WB_INT, &block_size, 32, 1024,
-         "threads per block, a multiple of 32 (default 256)"},
-        {"reps", "R", WB_INT, &reps, 1, 1e6, "timed runs, median reported (default 20)"},
-        {"target", "F", WB_REAL, &target, 0, 10,
+         "threads per block, a multiple of 32"},
+        WB_REPS_OPTION(reps),
+        WB_TARGET_OPTION(target,
          "fails when the per-block sum into one slot (best of blocks 256, 512, 1024) reads "
-         "at less than F of the copy bandwidth (default 0.8)"},
+         "at less than F of the copy bandwidth"),
         {0}};
     wb_bench_options(argc, argv,
                      "Times every version of each stage under high and low contention. Also\n"

@@ -143,12 +143,13 @@ int main(int argc, char **argv)
          "time only stage S (default: all; stages 2 and 3 with tiles 16 and 32)"},
         {"n", "N|MxNxK", WB_TEXT, &size_text, 0, 0,
          "one size, square or m x n x k (default: 1024, 2048, 4096 square and 2048x6144x1536)"},
-        {"block", NULL, WB_INT, NULL, 0, 0,
-         "the blocks are the stages' tiles: 16 x 16 and 32 x 32 threads, both timed"},
+        WB_REFUSED_OPTION("block",
+         "the blocks are the stages' tiles: 16 x 16 and 32 x 32 threads, both timed"),
         {"reps", "R", WB_INT, &reps, 1, 1e6,
-         "timed runs, median reported (default 10; fewer for the naive stages at large sizes)"},
-        {"target", "F", WB_REAL, &target, 0, 10,
-         "fails unless the best stage at 4096^3 reaches F of cuBLAS (default 0.75)"},
+         "timed runs after a warm-up, median reported; fewer for the naive stages at large "
+         "sizes"},
+        WB_TARGET_OPTION(target,
+         "fails unless the best stage at 4096^3 reaches F of cuBLAS"),
         {0}};
     wb_bench_options(argc, argv,
                      "Times the matmul stages next to cuBLAS SGEMM in FP32 (no TF32); each result\n"

@@ -417,16 +417,16 @@ int main(int argc, char **argv)
     const wb_option options[] = {
         {"stage", "V", WB_INT, &only, 1, 5,
          "time version V only (default: all, then the sweeps and the targets)"},
-        {"n", "N", WB_INT, &n, 1, INT_MAX, "floats (default 2^28)"},
-        {"block", "B", WB_INT, &block, 1, 1024, "threads per block of the kernel (default 256)"},
-        {"reps", "K", WB_INT, &reps, 1, 1e6, "timed runs, median reported (default 5)"},
-        {"target", NULL, WB_REAL, NULL, 0, 0,
-         "this lab has two targets: --target-efficiency F and --target-speedup X"},
+        {"n", "N", WB_INT, &n, 1, INT_MAX, "floats"},
+        {"block", "B", WB_INT, &block, 1, 1024, "threads per block of the kernel"},
+        {"reps", "K", WB_INT, &reps, 1, 1e6, "timed runs after a warm-up, median reported"},
+        WB_REFUSED_OPTION("target",
+         "this lab has two targets: --target-efficiency F and --target-speedup X"),
         {"repeat", "R", WB_INT, &repeat, 0, INT_MAX,
          "FMAs per element (default 0: measured, so that the kernel takes as long as the copy "
          "in)"},
-        {"streams", "S", WB_INT, &streams, 1, SAXPY_MAX_STREAMS, "streams (default 4)"},
-        {"segments", "M", WB_INT, &segments, 1, SAXPY_MAX_SEGMENTS, "segments (default 32)"},
+        {"streams", "S", WB_INT, &streams, 1, SAXPY_MAX_STREAMS, "streams"},
+        {"segments", "M", WB_INT, &segments, 1, SAXPY_MAX_SEGMENTS, "segments"},
         {"timeline", "FILE", WB_TEXT, &timeline, 0, 0,
          "version 5's events as CSV (default $WB_RESULTS_DIR/streams-timeline.csv when set); "
          "draw them with labs/06-streams/timeline.py"},
