@@ -143,11 +143,9 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
  * kernels.cu under test, function by function (common/wb_rules.c says
  * exactly what counts):
  *
- *     static const wb_source_rule stage3_rules[] = {
+ *     WB_SOURCE_RULES_TEST(source_rules, stage3_memory_order,
  *         {"push", .orderings = 1, .fresh_accesses = 2,
- *          .why = "without a fence before the flag, ..."},
- *     };
- *     Test(source_rules, stage3_memory_order) { WB_CHECK_SOURCE_RULES(stage3_rules); }
+ *          .why = "without a fence before the flag, ..."})
  *
  * in a suite declared with WB_SOURCE_SUITE: it needs no GPU. The rule's
  * numbers are the least a correct version of the function has; `why` names
@@ -168,6 +166,10 @@ typedef struct {
 void wb_check_source_rules_in(const char *compiled_path, const wb_source_rule *rules, size_t n);
 #define WB_CHECK_SOURCE_RULES(rules) \
     wb_check_source_rules_in(WB_KERNELS_SOURCE_PATH, (rules), sizeof(rules) / sizeof(rules)[0])
+/* A test that checks the rules given after its name (the table above). */
+#define WB_SOURCE_RULES_TEST(suite_name, test_name, ...)                  \
+    static const wb_source_rule test_name##_rules[] = {__VA_ARGS__};   \
+    Test(suite_name, test_name) { WB_CHECK_SOURCE_RULES(test_name##_rules); }
 #define WB_SOURCE_SUITE(suite_name) \
     TestSuite(suite_name, .init = wb_case_begin, .fini = wb_test_end)
 

@@ -310,38 +310,23 @@ Test(sync_up, given_refuses_bad_arguments,
  * rules") and need no GPU. */
 WB_SOURCE_SUITE(sync_up_source);
 
-static const wb_source_rule stage0_rules[] = {
+WB_SOURCE_RULES_TEST(sync_up_source, stage0_barriers,
     {"ordered_stage0", .barriers = 3,
      .why = "three barriers: after thread 0 sets the counter, after every thread has read it "
             "(before the owner writes the next value), and after the owner's write (before the "
-            "next read)"},
-};
-Test(sync_up_source, stage0_barriers, .description = "stage 0 has its three barriers")
-{
-    WB_CHECK_SOURCE_RULES(stage0_rules);
-}
+            "next read)"})
 
-static const wb_source_rule stage1_rules[] = {
+WB_SOURCE_RULES_TEST(sync_up_source, stage1_memory_order,
     {"ordered_stage1", .orderings = 1, .fresh_accesses = 1, .barriers = 1, .scope = WB_BLOCK_SCOPE,
      .why = "a volatile counter (or the compiler may spin on a register copy), a barrier after "
             "thread 0 sets it, and a fence (__threadfence_block or a release store) between the "
-            "turn's output and the counter's next value"},
-};
-Test(sync_up_source, stage1_memory_order, .description = "stage 1 publishes each turn in order")
-{
-    WB_CHECK_SOURCE_RULES(stage1_rules);
-}
+            "turn's output and the counter's next value"})
 
-static const wb_source_rule stage2_rules[] = {
+WB_SOURCE_RULES_TEST(sync_up_source, stage2_memory_order,
     {"ordered_stage2", .orderings = 1, .fresh_accesses = 2,
      .why = "every SM must see a turn's output before the counter moves: a device-wide fence "
             "(__threadfence, not _block) or a release; the spin reads the counter fresh "
-            "(volatile or an atomic load) and the owner moves it with an atomic"},
-};
-Test(sync_up_source, stage2_memory_order, .description = "stage 2 publishes each turn device-wide")
-{
-    WB_CHECK_SOURCE_RULES(stage2_rules);
-}
+            "(volatile or an atomic load) and the owner moves it with an atomic"})
 
 /* The lab's performance test: the graded time is every shape of the
  * hand-off table run once (handoff.c). */

@@ -710,13 +710,11 @@ static void expect_error(int stage, sssp_graph g, int source, int *dist, sssp_wo
  * need no GPU. */
 WB_SOURCE_SUITE(sssp_source);
 
-static const wb_source_rule stage2_rules[] = {
+WB_SOURCE_RULES_TEST(sssp_source, stage2_atomics,
     {"relax_all_stage2", .fresh_accesses = 1,
-     .why = "two threads can improve dist[v] at once: only atomicMin keeps the smaller"},
-};
-Test(sssp_source, stage2_atomics) { WB_CHECK_SOURCE_RULES(stage2_rules); }
+     .why = "two threads can improve dist[v] at once: only atomicMin keeps the smaller"})
 
-static const wb_source_rule stage3_rules[] = {
+WB_SOURCE_RULES_TEST(sssp_source, stage3_memory_order,
     {"pop", .orderings = 1, .fresh_accesses = 1,
      .why = "clear the flag, a fence, then read the distance fresh (volatile or an atomic load): "
             "otherwise an improvement can land between them and be missed by both sides"},
@@ -724,15 +722,11 @@ static const wb_source_rule stage3_rules[] = {
      .why = "a fence between lowering dist[v] and testing the flag (pop's fence is the other "
             "half), an atomicExch so that v is queued once, an atomicAdd for its slot"},
     {"relax_out_edges_stage3", .fresh_accesses = 1,
-     .why = "two threads can improve dist[v] at once: only atomicMin keeps the smaller"},
-};
-Test(sssp_source, stage3_memory_order) { WB_CHECK_SOURCE_RULES(stage3_rules); }
+     .why = "two threads can improve dist[v] at once: only atomicMin keeps the smaller"})
 
-static const wb_source_rule stage4_rules[] = {
+WB_SOURCE_RULES_TEST(sssp_source, stage4_atomics,
     {"relax_edge_stage4", .fresh_accesses = 1,
-     .why = "two threads can improve dist[v] at once: only atomicMin keeps the smaller"},
-};
-Test(sssp_source, stage4_atomics) { WB_CHECK_SOURCE_RULES(stage4_rules); }
+     .why = "two threads can improve dist[v] at once: only atomicMin keeps the smaller"})
 
 Test(sssp, given_refuses_bad_arguments, .description = "the given start() refuses bad input")
 {

@@ -19,6 +19,13 @@ extern "C" {
 void matmul(int stage, int tile_width, const float *A, const float *B, float *C, int m, int n,
             int k);
 
+/* Stage 5's tiles: a block of 256 threads computes an S5_BM x S5_BN tile of
+ * C, S5_BK columns of A (rows of B) at a time. matmul() runs stage 5 only
+ * when m and n are multiples of 128 and k of 8, and stage 4 otherwise. */
+#define S5_BM 128
+#define S5_BN 128
+#define S5_BK 8
+
 /* The same product with cuBLAS SGEMM in FP32: the faster of its default and
  * pedantic modes for this shape (neither uses TF32). */
 void matmul_cublas(const float *A, const float *B, float *C, int m, int n, int k);

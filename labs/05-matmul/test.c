@@ -236,14 +236,14 @@ WB_SOURCE_SUITE(matmul_source);
 #define TILE_BARRIERS                                                                      \
     "two barriers per phase: after the tile is loaded (read-after-write) and after it is " \
     "used (write-after-read, before the next phase overwrites it)"
-static const wb_source_rule stage2_rules[] = {{"matmul_stage2", .barriers = 2, .why = TILE_BARRIERS}};
-static const wb_source_rule stage3_rules[] = {{"matmul_stage3", .barriers = 2, .why = TILE_BARRIERS}};
-static const wb_source_rule stage4_rules[] = {{"matmul_stage4", .barriers = 2, .why = TILE_BARRIERS}};
-static const wb_source_rule stage5_rules[] = {{"matmul_stage5", .barriers = 2, .why = TILE_BARRIERS}};
-Test(matmul_source, stage2_barriers) { WB_CHECK_SOURCE_RULES(stage2_rules); }
-Test(matmul_source, stage3_barriers) { WB_CHECK_SOURCE_RULES(stage3_rules); }
-Test(matmul_source, stage4_barriers) { WB_CHECK_SOURCE_RULES(stage4_rules); }
-Test(matmul_source, stage5_barriers) { WB_CHECK_SOURCE_RULES(stage5_rules); }
+WB_SOURCE_RULES_TEST(matmul_source, stage2_barriers,
+                     {"matmul_stage2", .barriers = 2, .why = TILE_BARRIERS})
+WB_SOURCE_RULES_TEST(matmul_source, stage3_barriers,
+                     {"matmul_stage3", .barriers = 2, .why = TILE_BARRIERS})
+WB_SOURCE_RULES_TEST(matmul_source, stage4_barriers,
+                     {"matmul_stage4", .barriers = 2, .why = TILE_BARRIERS})
+WB_SOURCE_RULES_TEST(matmul_source, stage5_barriers,
+                     {"matmul_stage5", .barriers = 2, .why = TILE_BARRIERS})
 
 Test(matmul, given_refuses_bad_arguments, .description = "the given matmul() refuses bad input")
 {

@@ -512,25 +512,21 @@ Test(persistent, given_refuses_bad_arguments,
  * need no GPU. */
 WB_SOURCE_SUITE(persistent_source);
 
-static const wb_source_rule stage3_rules[] = {
+WB_SOURCE_RULES_TEST(persistent_source, stage3_memory_order,
     {"gpu_turns_persistent", .fresh_accesses = 3,
      .why = "the kernel shares the counter and the stop flag with the host while both run: "
             "its load and store of the counter and its load of the flag are all atomic "
             "(cuda::atomic_ref), or the compiler may keep them in registers"},
     {"hand_off_persistent", .fresh_accesses = 2,
      .why = "the host shares the counter with the running kernel: its store of the number "
-            "and its load of the answer are both atomic"},
-};
-Test(persistent_source, stage3_memory_order) { WB_CHECK_SOURCE_RULES(stage3_rules); }
+            "and its load of the answer are both atomic"})
 
-static const wb_source_rule stage4_rules[] = {
+WB_SOURCE_RULES_TEST(persistent_source, stage4_barriers,
     {"worker_pool", .fresh_accesses = 1, .barriers = 2,
      .why = "thread 0 claims with an atomicAdd, a barrier before everyone reads the claim, and "
-            "one after the task (everyone has read it before thread 0 claims again)"},
-};
-Test(persistent_source, stage4_barriers) { WB_CHECK_SOURCE_RULES(stage4_rules); }
+            "one after the task (everyone has read it before thread 0 claims again)"})
 
-static const wb_source_rule stage5_rules[] = {
+WB_SOURCE_RULES_TEST(persistent_source, stage5_memory_order,
     {"host_fed", .orderings = 4, .fresh_accesses = 2, .barriers = 2,
      .why = "acquire when reading the host's head and when reading seen_head (the task written "
             "before head moved must be visible), release when passing head on through "
@@ -540,9 +536,7 @@ static const wb_source_rule stage5_rules[] = {
      .why = "release when moving head (the task written before it is visible first)"},
     {"oldest_done", .orderings = 1,
      .why = "acquire when reading done[] (the GPU's read of the slot is over before it is "
-            "refilled)"},
-};
-Test(persistent_source, stage5_memory_order) { WB_CHECK_SOURCE_RULES(stage5_rules); }
+            "refilled)"})
 
 /* ------------------------------------------------------------- timing */
 

@@ -141,10 +141,9 @@ __global__ void __launch_bounds__(256)
  * - The transposed A tile is padded by 4 floats a row, so the transposing
  *   stores do not collide in one bank.
  * It needs m and n multiples of 128 and k a multiple of 8 (no bounds
- * checks, aligned float4); matmul() falls back to stage 4 otherwise. */
-#define S5_BM 128
-#define S5_BN 128
-#define S5_BK 8
+ * checks, aligned float4); matmul() falls back to stage 4 otherwise. The
+ * tile sizes S5_BM, S5_BN and S5_BK are in lab.h (the host side needs them
+ * too). */
 #define S5_PAD 4
 __global__ void __launch_bounds__(256, 2)
     matmul_stage5(const float *A, const float *B, float *C, int m, int n, int k)
