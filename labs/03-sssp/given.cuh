@@ -1,11 +1,13 @@
 /*
  * Lab 03: the given code (the skeleton and the reference both include it
  * at their top): the block size, the start of every run, the warp sum of
- * the edges relaxed, the rotation of the worklists, and the host loops of
+ * the edges relaxed, the read of a distance that others may be lowering, the rotation of the worklists, and the host loops of
  * stages 1 to 3, which run rounds until nothing changes. It comes before
  * the kernels, which use its helpers, and launches them by the names and
  * parameters declared here.
  */
+
+#include <cuda/atomic>
 
 #define BLOCK 256
 /* Worklist rounds queued before the host looks at the frontier's length:
@@ -29,6 +31,18 @@ __device__ void add_edges(unsigned long long *total, unsigned long long mine)
         mine += __shfl_down_sync(0xffffffffu, mine, offset);
     if (threadIdx.x % 32 == 0 && mine)
         atomicAdd(total, mine);
+}
+
+/* Reads a distance that other threads may be lowering at this moment (with
+ * atomicMin): a relaxed atomic load. A plain load that races with atomics
+ * is a data race under the CUDA memory model (the compiler may assume no
+ * other thread writes the word); the relaxed load costs the same and makes
+ * no promise of freshness: a stale distance is never too small, so the
+ * worst it does is let an atomicMin through that changes nothing. */
+__device__ __forceinline__ int current_dist(int *dist, int v)
+{
+    return cuda::atomic_ref<int, cuda::thread_scope_device>(dist[v]).load(
+        cuda::memory_order_relaxed);
 }
 
 static int blocks_for(int n) { return (n + BLOCK - 1) / BLOCK; }

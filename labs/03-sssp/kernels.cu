@@ -35,11 +35,12 @@ __global__ void relax_all_stage1(sssp_graph g, int *dist, int *changed)
 __global__ void relax_all_stage2(sssp_graph g, int *dist, int *changed)
 {
     int u = blockIdx.x * blockDim.x + threadIdx.x;
-    if (u >= g.n || dist[u] == SSSP_UNREACHABLE)
+    if (u >= g.n || current_dist(dist, u) == SSSP_UNREACHABLE)
         return;
     // TODO 2: stage 1's relaxation, with the update of dist[v] made atomic so
     // that no improvement is lost. Set *changed only when this thread really
-    // lowered dist[v].
+    // lowered dist[v]. Read distances that other threads may be lowering
+    // (du, and dist[v] before the atomic) with current_dist (given.cuh).
 }
 
 /* ---------------------------------------------------------------- stage 3 */

@@ -34,13 +34,14 @@ __global__ void relax_all_stage1(sssp_graph g, int *dist, int *changed)
 __global__ void relax_all_stage2(sssp_graph g, int *dist, int *changed)
 {
     int u = blockIdx.x * blockDim.x + threadIdx.x;
-    if (u >= g.n || dist[u] == SSSP_UNREACHABLE)
+    if (u >= g.n || current_dist(dist, u) == SSSP_UNREACHABLE)
         return;
-    int du = dist[u];
+    int du = current_dist(dist, u);
     for (int e = g.row_start[u]; e < g.row_start[u + 1]; e++) {
         int v = g.adj[e], alt = du + g.weight[e];
-        /* The plain read only filters: a stale value is never too small. */
-        if (alt < dist[v] && alt < atomicMin(&dist[v], alt))
+        /* The first read only filters out most atomics (given.cuh says why
+         * it is a relaxed atomic load); atomicMin decides. */
+        if (alt < current_dist(dist, v) && alt < atomicMin(&dist[v], alt))
             *changed = 1;
     }
 }
@@ -79,7 +80,7 @@ __device__ void relax_out_edges_stage3(sssp_graph g, int *dist, int u, int du, r
     int first = g.row_start[u], last = g.row_start[u + 1];
     for (int e = first; e < last; e++) {
         int v = g.adj[e], alt = du + g.weight[e];
-        if (alt < dist[v] && alt < atomicMin(&dist[v], alt))
+        if (alt < current_dist(dist, v) && alt < atomicMin(&dist[v], alt))
             push(v, l.out, l.out_count, queued);
     }
     *relaxed += last - first;
@@ -96,7 +97,7 @@ __device__ void relax_out_edges_stage3(sssp_graph g, int *dist, int u, int du, r
 __device__ void relax_edge_stage4(sssp_graph g, int *dist, int e, int du, near_far nf)
 {
     int v = g.adj[e], alt = du + g.weight[e];
-    if (alt < dist[v] && alt < atomicMin(&dist[v], alt)) {
+    if (alt < current_dist(dist, v) && alt < atomicMin(&dist[v], alt)) {
         if (alt < nf.threshold)
             push(v, nf.near.out, nf.near.out_count, nf.queued);
         else
