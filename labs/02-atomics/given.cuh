@@ -2,11 +2,12 @@
  * Lab 02: the code given for every stage (the skeleton and the reference
  * both include it at their top): the names of the versions, the argument
  * checks and launches of every entry point, the lecture's racy counter and
- * wrong locks, the helpers the stages' kernels call (reduce_index,
- * thread_fold, single_section, push_count, write_items) and the list
- * set-up. It comes before the kernels of kernels.cu, which it launches, so
+ * wrong locks, the helpers the stages' kernels call (relaxed_load,
+ * reduce_index, thread_fold, single_section, push_count, write_items) and
+ * the list set-up. It comes before the kernels of kernels.cu, which it launches, so
  * it declares each of them, "written in kernels.cu".
  */
+#include <cuda/atomic>
 #include <limits.h>
 
 const char *const reduce_version_names[REDUCE_VERSIONS] = {"per element", "per block",
@@ -76,6 +77,16 @@ void counter_racy(int *x, int slots, int blocks, int block_size)
 void counter_atomic(int *x, int slots, int blocks, int block_size)
 {
     counter_launch(counter_atomic_kernel, x, slots, blocks, block_size);
+}
+
+/* Reads a word that other threads may be changing with atomics at this
+ * moment: a relaxed atomic load. A plain load racing with an atomic is a
+ * data race under the CUDA memory model (the compiler may assume that no
+ * other thread writes the word); this costs the same, orders nothing and
+ * may return an old value: the atomic that follows decides. */
+__device__ __forceinline__ int relaxed_load(int *p)
+{
+    return cuda::atomic_ref<int, cuda::thread_scope_device>(*p).load(cuda::memory_order_relaxed);
 }
 
 /* ================================================================ stage 2 */

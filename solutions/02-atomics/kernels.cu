@@ -185,7 +185,7 @@ __global__ void list_insert_kernel(int *next, int anchors, int inserts)
     // Point the new node at prev's successor, then swing prev over to the
     // new node only if prev's successor is still the one we saw. If another
     // insert got in first, the CAS returns its node: retry behind that one.
-    int seen = next[prev];
+    int seen = relaxed_load(&next[prev]);   // others may be swinging it now
     for (;;) {
         next[node] = seen;
         __threadfence();   // the new node's link is visible before the node is
