@@ -71,7 +71,9 @@ void wb_bench_options(int argc, char **argv, const char *about, const wb_option 
 /* A lab's own check of its options failed: "error: PROGRAM: <message>", exit 2. */
 void wb_bench_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* Exits 77 with "skipped: <reason>" on stderr unless a usable GPU is here. */
+/* Exits 77 with "skipped: <reason>" on stderr unless a usable GPU is here;
+ * then prints the clocks that the tables are measured at (the SM clock
+ * measured now, its peak, the memory clock). */
 void wb_bench_need_gpu(void);
 
 /* Prints "target: WHAT: met (MEASURED)" or "target: WHAT: NOT met (MEASURED)"

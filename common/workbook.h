@@ -170,6 +170,11 @@ double wb_items_per_s(double items, double ms);
  * compute-bound lab, and the floor the grader puts under a reported time. */
 double wb_fp32_peak_gflops(void);
 
+/* The SM clock of device 0 in MHz, measured now over 20 ms of one busy SM
+ * (clock64 against the global timer): what the GPU really runs at, next to
+ * the peak clock that wb_fp32_peak_gflops assumes. */
+double wb_sm_clock_mhz(void);
+
 /* Device-to-device cudaMemcpy bandwidth of device 0, counting bytes read plus
  * bytes written, measured once per process over a buffer far larger than
  * the L2 cache. The yardstick for every memory-bound lab. */
