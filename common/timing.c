@@ -19,11 +19,18 @@ double wb_median(double *values, int n)
 
 wb_timing wb_time_gpu(wb_gpu_work work, void *context, int warmup, int repetitions)
 {
+    return wb_time_gpu_calls(work, context, warmup, repetitions, 1);
+}
+
+wb_timing wb_time_gpu_calls(wb_gpu_work work, void *context, int warmup, int repetitions,
+                            int calls)
+{
     wb_timing timing = {0};
     cudaEvent_t start, stop;
     double *times;
-    if (repetitions < 1)
-        wb_fail("wb_time_gpu: repetitions must be at least 1, got %d", repetitions);
+    if (repetitions < 1 || calls < 1)
+        wb_fail("wb_time_gpu: repetitions and calls must be at least 1, got %d and %d",
+                repetitions, calls);
     times = malloc(sizeof *times * (size_t)repetitions);
     if (!times)
         wb_fail("wb_time_gpu: out of host memory");
@@ -35,11 +42,12 @@ wb_timing wb_time_gpu(wb_gpu_work work, void *context, int warmup, int repetitio
     for (int i = 0; i < repetitions; i++) {
         float ms = 0.0f;
         CUDA_CHECK(cudaEventRecord(start, 0));
-        work(context);
+        for (int c = 0; c < calls; c++)
+            work(context);
         CUDA_CHECK(cudaEventRecord(stop, 0));
         CUDA_CHECK(cudaEventSynchronize(stop));
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        times[i] = ms;
+        times[i] = ms / calls;
     }
     CUDA_CHECK(cudaEventDestroy(start));
     CUDA_CHECK(cudaEventDestroy(stop));

@@ -158,6 +158,13 @@ typedef void (*wb_gpu_work)(void *context);
  * pair of CUDA events on the default stream, and summarises the times. */
 wb_timing wb_time_gpu(wb_gpu_work work, void *context, int warmup, int repetitions);
 
+/* The same with `calls` runs of work back to back between each pair of
+ * events, the times given per call. For work that takes about as long as a
+ * launch (~5-10 us on an idle GPU): one call between two events would time
+ * the submission and launch latency as much as the kernel. */
+wb_timing wb_time_gpu_calls(wb_gpu_work work, void *context, int warmup, int repetitions,
+                            int calls);
+
 /* Median of values (sorted in place). */
 double wb_median(double *values, int n);
 

@@ -10,6 +10,10 @@
  * copies of the input (ROTATE x 16 MB, far more than L2), so the table shows
  * DRAM bandwidth; the "one buffer" column shows the cached figure beside it.
  * Bandwidth counts the bytes read, 4 n (the partial sums are negligible).
+ * Each timed repetition runs ROTATE reductions back to back between one
+ * pair of events, and the time is per reduction: at 2^22 a reduction takes
+ * a few microseconds, about what submitting and launching a kernel on an
+ * idle GPU takes, so one call between two events would time the launch.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -90,11 +94,12 @@ static void validate(job *j, int expected)
                 got, expected);
 }
 
-/* Median milliseconds of one reduction of j's current stage and block. */
+/* Median milliseconds of one reduction of j's current stage and block,
+ * ROTATE of them back to back per timed repetition (see the top). */
 static double time_ms(job *j, int expected, int reps)
 {
     validate(j, expected);
-    return wb_time_gpu(run, j, 3, reps).median_ms;
+    return wb_time_gpu_calls(run, j, 3, reps, ROTATE).median_ms;
 }
 
 static double gbps(const job *j, double ms) { return wb_gbps(sizeof(int) * (double)j->n, ms); }
@@ -110,10 +115,11 @@ static void lecture_table(job *j, int expected, int first, int last, int reps, d
 {
     char title[512];
     snprintf(title, sizeof title,
-             "reduction, n = %d ints, blocks of %d, %s, median of %d runs over %d rotating "
-             "buffers (DRAM); one buffer = the same input every run (L2)\n"
+             "reduction, n = %d ints, blocks of %d, %s, median of %d runs of %d back-to-back "
+             "reductions over %d rotating buffers (DRAM); one buffer = the same input every "
+             "run (L2)\n"
              "copy bandwidth %.0f GB/s (read + write)",
-             j->n, j->block_size, gpu, reps, j->buffers, copy);
+             j->n, j->block_size, gpu, reps, ROTATE, j->buffers, copy);
     wb_table *table = wb_table_new("reduction-bench", title,
                                    "stage|kernel|time (ms)|GB/s|step speedup|cumulative "
                                    "speedup|% of copy|one buffer GB/s");
