@@ -7,8 +7,11 @@ The CSV has one line per step of a segment:
     experiment,segment,stream,kind,start_ms,end_ms
 with kind "copy in", "kernel" or "copy out". The picture has one row per
 engine (all copies in, all kernels, all copies out) and one row per stream.
-A box starts when its stream reached the step and ends when the step was
-done, so it can include time spent waiting for a busy engine. Without
+On a stream's row a box starts when the stream reached the step and ends
+when the step was done, so it includes time spent waiting for a busy
+engine. An engine does one thing at a time: on its row, the steps are taken
+in the order they finished, each starting at the later of "its stream
+reached it" and "the engine's previous step finished". Without
 --experiment the first one in the file is drawn; without -o the SVG goes to
 stdout. Standard library only.
 """
@@ -39,6 +42,20 @@ def read(path, experiment):
     return experiment, boxes
 
 
+def engine_boxes(boxes):
+    """The boxes of the engine rows: per kind, in the order the steps
+    finished, each from the later of its stream's arrival and the end of the
+    engine's previous step, so that no engine does two things at once."""
+    engine = []
+    for kind in KINDS:
+        free = 0.0
+        for segment, stream, _, start, stop in sorted((b for b in boxes if b[2] == kind),
+                                                      key=lambda b: b[4]):
+            engine.append((segment, stream, kind, min(max(start, free), stop), stop))
+            free = stop
+    return engine
+
+
 def svg(boxes, title):
     streams = sorted({b[1] for b in boxes})
     rows = [f"{k} (engine)" for k in KINDS] + [f"stream {s}" for s in streams]
@@ -59,17 +76,18 @@ def svg(boxes, title):
         out.append(f'<text x="{LEFT - 8}" y="{y + ROW * 0.65:.1f}" text-anchor="end">{name}</text>')
         out.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y + ROW}" y2="{y + ROW}" '
                    f'stroke="#ddd"/>')
-    for segment, stream, kind, start, stop in boxes:
+    drawn = [(b, KINDS.index(b[2]), 0.6) for b in engine_boxes(boxes)] + \
+        [(b, len(KINDS) + streams.index(b[1]), 1) for b in boxes]
+    for (segment, stream, kind, start, stop), row, opacity in drawn:
         x, w = LEFT + start * scale, max((stop - start) * scale, 0.5)
-        for row, opacity in ((KINDS.index(kind), 0.6), (len(KINDS) + streams.index(stream), 1)):
-            y = TOP + ROW * row + 3
-            out.append(f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{ROW - 6}" '
-                       f'fill="{COLOURS[kind]}" fill-opacity="{opacity}" stroke="white" '
-                       f'stroke-width="0.5"><title>segment {segment}, stream {stream}, '
-                       f'{kind}: {start:.3f} to {stop:.3f} ms</title></rect>')
-            if w > 18 and opacity == 1:
-                out.append(f'<text x="{x + w / 2:.2f}" y="{y + ROW * 0.5:.1f}" fill="white" '
-                           f'font-size="9" text-anchor="middle">{segment}</text>')
+        y = TOP + ROW * row + 3
+        out.append(f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{ROW - 6}" '
+                   f'fill="{COLOURS[kind]}" fill-opacity="{opacity}" stroke="white" '
+                   f'stroke-width="0.5"><title>segment {segment}, stream {stream}, '
+                   f'{kind}: {start:.3f} to {stop:.3f} ms</title></rect>')
+        if w > 18 and opacity == 1:
+            out.append(f'<text x="{x + w / 2:.2f}" y="{y + ROW * 0.5:.1f}" fill="white" '
+                       f'font-size="9" text-anchor="middle">{segment}</text>')
     # time axis: about ten ticks at a round step
     axis = TOP + ROW * len(rows) + 8
     step = next(s for s in (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
