@@ -1,10 +1,152 @@
 /*
- * Lab 04: the host side of every stage, given (the skeleton and the
- * reference both include it at their end): stage names, the scratch size,
- * the grids, the passes that launch a stage again on its partial sums, and
- * the template switch on the block size. It comes after the kernels it
- * launches.
+ * Lab 04: the code given for every stage (the skeleton and the reference
+ * both include it at their top): load_or_zero and add4, every stage's
+ * kernel around the functions of kernels.cu (the loads into shared memory,
+ * the barrier after them, thread 0's store of the block's sum; stage 7's
+ * warp_sums and its atomicAdd), and the host side: stage names, the scratch
+ * size, the grids, the passes that launch a stage again on its partial
+ * sums, and the template switch on the block size. The kernels call the
+ * functions of kernels.cu, which come after this file, so it declares each
+ * of them, "written in kernels.cu".
  */
+
+/* Out-of-range threads contribute the identity of +, so that every block
+ * can run the full tree whatever n is. */
+__device__ __forceinline__ int load_or_zero(const int *in, unsigned n, unsigned i)
+{
+    return i < n ? in[i] : 0;
+}
+
+__device__ __forceinline__ int add4(int4 v) { return (v.x + v.y) + (v.z + v.w); }
+
+/* ------------------------------------------------------------ kernels */
+
+// Written in kernels.cu: the trees of stages 0, 1 and 2 (fold_halves also
+// serves stages 3 and 4, stopping at `stop` words), stage 3's loads, stage
+// 4's last warp and stage 5's unrolled tree.
+__device__ __forceinline__ void tree_interleaved(int *sdata, unsigned tid);
+__device__ __forceinline__ void tree_strided(int *sdata, unsigned tid);
+__device__ __forceinline__ void fold_halves(int *sdata, unsigned tid, unsigned stop);
+__device__ __forceinline__ int load_pair(const int *in, unsigned n);
+__device__ __forceinline__ void warp_fold(int *sdata, unsigned tid, unsigned block_size);
+template <unsigned B> __device__ __forceinline__ void fold_unrolled(int *sdata, unsigned tid);
+
+/* Stages 0-6: each thread stores its share in shared memory; once every
+ * thread has (the barrier), the tree leaves the block's sum in sdata[0],
+ * and thread 0 writes it out as the block's partial sum. */
+__global__ void reduce_stage0(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = load_or_zero(in, n, blockIdx.x * blockDim.x + tid);
+    __syncthreads();
+    tree_interleaved(sdata, tid);
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+__global__ void reduce_stage1(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = load_or_zero(in, n, blockIdx.x * blockDim.x + tid);
+    __syncthreads();
+    tree_strided(sdata, tid);
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+__global__ void reduce_stage2(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = load_or_zero(in, n, blockIdx.x * blockDim.x + tid);
+    __syncthreads();
+    fold_halves(sdata, tid, 0);
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+// Stage 3: stage 2's tree over two elements per thread.
+__global__ void reduce_stage3(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = load_pair(in, n);
+    __syncthreads();
+    fold_halves(sdata, tid, 0);
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+// Stage 4: stop the block-wide loop at 32 words; the last warp finishes.
+__global__ void reduce_stage4(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = load_pair(in, n);
+    __syncthreads();
+    fold_halves(sdata, tid, 32);
+    if (tid < 32)
+        warp_fold(sdata, tid, blockDim.x);
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+// Stage 5: the tree of a block of B threads, known at compile time.
+template <unsigned B>
+__global__ void reduce_stage5(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = load_pair(in, n);
+    __syncthreads();
+    fold_unrolled<B>(sdata, tid);
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+// Written in kernels.cu: a thread's sum of its pairs, over the whole grid.
+template <unsigned B> __device__ __forceinline__ int thread_pair_sum(const int *in, unsigned n);
+
+// Stage 6: stage 5's tree, once per block, over the threads' sums.
+template <unsigned B>
+__global__ void reduce_stage6(const int *in, int *out, unsigned n)
+{
+    extern __shared__ int sdata[];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = thread_pair_sum<B>(in, n);
+    __syncthreads();
+    fold_unrolled<B>(sdata, tid);
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
+// Written in kernels.cu: a warp's sum in lane 0, and a thread's sum of its
+// int4 vectors (and of the n % 4 ints after them) over the whole grid.
+__device__ __forceinline__ int warp_sum(int value);
+__device__ __forceinline__ int thread_vector_sum(const int *__restrict__ in, unsigned n);
+
+// Stage 7: shuffles instead of shared memory except for one word per warp,
+// and one atomicAdd per block into the result (the host sets it to 0
+// first), so one launch is enough.
+__global__ void reduce_stage7(const int *__restrict__ in, int *out, unsigned n)
+{
+    __shared__ int warp_sums[REDUCE_MAX_BLOCK / 32];
+    int sum = thread_vector_sum(in, n);
+    unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    sum = warp_sum(sum);
+    if (lane == 0)
+        warp_sums[warp] = sum;
+    __syncthreads();
+    if (warp == 0) {
+        sum = warp_sum(lane < blockDim.x / 32 ? warp_sums[lane] : 0);
+        if (lane == 0)
+            atomicAdd(out, sum);
+    }
+}
+
+/* ------------------------------------------------------------ host side */
 
 const char *reduce_stage_name(int stage)
 {
