@@ -11,21 +11,6 @@
 #include "lab.h"
 #include "workbook.h"
 
-typedef struct {
-    int stage, tile_width, m, n, k;
-    const float *A, *B;
-    float *C;
-} job;
-
-static void run(void *context)
-{
-    job *j = context;
-    if (j->stage < 0)
-        matmul_cublas(j->A, j->B, j->C, j->m, j->n, j->k);
-    else
-        matmul(j->stage, j->tile_width, j->A, j->B, j->C, j->m, j->n, j->k);
-}
-
 static bool parse_size(const char *text, int size[3])
 {
     char end;
@@ -62,7 +47,7 @@ static double error_vs(const float *dC, const double *expected, float *host, siz
 static double bench_size(int m, int n, int k, int only_stage, int reps, bool *ok)
 {
     size_t count = (size_t)m * n;
-    job j = {-1, 0, m, n, k, random_device((size_t)m * k, "matmul bench A"),
+    matmul_job j = {-1, 0, m, n, k, random_device((size_t)m * k, "matmul bench A"),
              random_device((size_t)k * n, "matmul bench B"), NULL};
     float *reference, *host = malloc(sizeof(float) * count);
     double *expected = malloc(sizeof(double) * count);
@@ -76,7 +61,7 @@ static double bench_size(int m, int n, int k, int only_stage, int reps, bool *ok
         expected[i] = host[i];
 
     double flops = 2.0 * m * n * k;
-    wb_timing yard = wb_time_gpu(run, &j, 2, reps);
+    wb_timing yard = wb_time_gpu(matmul_run, &j, 2, reps);
     double cublas_gflops = wb_gflops(flops, yard.median_ms);
     wb_device dev = wb_device_info();
     char title[512];
@@ -99,7 +84,7 @@ static double bench_size(int m, int n, int k, int only_stage, int reps, bool *ok
             j.stage = stage;
             j.tile_width = tile;
             wb_poison_floats(j.C, count);
-            run(&j);
+            matmul_run(&j);
             double err = error_vs(j.C, expected, host, count);
             if (!(err < 1e-5)) {
                 fprintf(stderr, "stage %d (tile %d) differs from cuBLAS: relative error %g\n",
@@ -108,7 +93,7 @@ static double bench_size(int m, int n, int k, int only_stage, int reps, bool *ok
             }
             /* The naive stages take a second or more at 4096^3: fewer runs. */
             int stage_reps = stage <= 1 && flops > 1e11 ? 3 : reps;
-            wb_timing t = wb_time_gpu(run, &j, 1, stage_reps);
+            wb_timing t = wb_time_gpu(matmul_run, &j, 1, stage_reps);
             double gflops = wb_gflops(flops, t.median_ms);
             if (err < 1e-5 && gflops > best)
                 best = gflops;

@@ -1,6 +1,7 @@
 /* Lab 05, tiled matrix multiplication: C = A x B in single precision.
  * The skeleton (labs/) and the reference (solutions/) define matmul();
- * cublas_ref.c defines the cuBLAS yardstick that test.c and bench.c use. */
+ * cublas_ref.c defines the cuBLAS yardstick and the timed run (matmul_run)
+ * that test.c and bench.c use. */
 #ifndef LAB_MATMUL_H
 #define LAB_MATMUL_H
 
@@ -33,6 +34,16 @@ void matmul_cublas(const float *A, const float *B, float *C, int m, int n, int k
 /* Global-memory loads per floating-point operation of a stage, inverted:
  * the lecture's CGMA (FLOPs per float loaded from global memory). */
 double matmul_cgma(int stage, int tile_width);
+
+/* One product as wb_time_gpu's work (common/workbook.h), for test.c and
+ * bench.c: stage 0..5 through matmul(), or stage -1 through matmul_cublas().
+ * tile_width as for matmul(). */
+typedef struct {
+    int stage, tile_width, m, n, k;
+    const float *A, *B;
+    float *C;
+} matmul_job;
+void matmul_run(void *job);
 
 #ifdef __cplusplus
 }

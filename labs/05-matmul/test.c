@@ -270,21 +270,6 @@ Test(matmul, given_refuses_bad_arguments, .description = "the given matmul() ref
     expect_accepted(1, 8, (shape){0, 4, 4});
 }
 
-typedef struct {
-    int stage, tile_width, m, n, k;
-    const float *A, *B;
-    float *C;
-} timed_call;
-
-static void run_timed(void *context)
-{
-    timed_call *c = context;
-    if (c->stage < 0)
-        matmul_cublas(c->A, c->B, c->C, c->m, c->n, c->k);
-    else
-        matmul(c->stage, c->tile_width, c->A, c->B, c->C, c->m, c->n, c->k);
-}
-
 Test(matmul, timing_1024, .description = "each stage at 1024^3 next to cuBLAS")
 {
     const int size = 1024;
@@ -311,8 +296,8 @@ Test(matmul, timing_1024, .description = "each stage at 1024^3 next to cuBLAS")
     const int stages[] = {-1, 4, 0, 1, 2, 3, 5};
     double cublas_ms = 0.0;
     for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++) {
-        timed_call call = {stages[i], 16, size, size, size, dA, dB, dC};
-        wb_timing t = wb_time_gpu(run_timed, &call, 1, 5);
+        matmul_job job = {stages[i], 16, size, size, size, dA, dB, dC};
+        wb_timing t = wb_time_gpu(matmul_run, &job, 1, 5);
         char name[16] = "cuBLAS";
         if (stages[i] < 0) {
             cublas_ms = t.median_ms;
