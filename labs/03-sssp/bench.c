@@ -15,9 +15,6 @@
 #include "graph.h"
 #include "workbook.h"
 
-typedef void (*sssp_fn)(sssp_graph, int, int *, sssp_work *, sssp_stats *);
-static const sssp_fn stages[] = {NULL, sssp_stage1, sssp_stage2, sssp_stage3, sssp_stage4};
-
 static int reps = 3, only_stage = WB_ALL_STAGES;
 
 static double now_ms(void)
@@ -25,20 +22,6 @@ static double now_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-typedef struct {
-    int stage, source;
-    sssp_graph g;
-    int *dist;
-    sssp_work *work;
-    sssp_stats stats;
-} job;
-
-static void run(void *context)
-{
-    job *j = context;
-    stages[j->stage](j->g, j->source, j->dist, j->work, &j->stats);
 }
 
 /* Times every stage on g; returns the best speedup over CPU Dijkstra, or -1
@@ -52,7 +35,7 @@ static double bench_graph(const graph *g, int source, const char *name)
     dijkstra(g, source, expected);
     double cpu_ms = now_ms() - t0;
 
-    job j = {0, source, graph_to_device(g), NULL, sssp_work_new(g->n), {0, 0}};
+    sssp_job j = {0, source, graph_to_device(g), NULL, sssp_work_new(g->n), {0, 0}};
     j.work->delta = graph_suggest_delta(g);
     CUDA_CHECK(cudaMalloc((void **)&j.dist, sizeof(int) * (size_t)g->n));
     char title[256];
@@ -70,7 +53,7 @@ static double bench_graph(const graph *g, int source, const char *name)
         /* Validate before timing: a wrong answer is not a result. */
         j.stage = stage;
         wb_poison_ints(j.dist, (size_t)g->n);
-        run(&j);
+        sssp_run(&j);
         CUDA_CHECK(cudaMemcpy(got, j.dist, sizeof(int) * (size_t)g->n, cudaMemcpyDeviceToHost));
         char report[512];
         if (wb_compare_ints(got, expected, (size_t)g->n, report, sizeof report)) {
@@ -78,7 +61,7 @@ static double bench_graph(const graph *g, int source, const char *name)
             best = -1.0;
             continue;
         }
-        wb_timing t = wb_time_gpu(run, &j, 1, reps);
+        wb_timing t = wb_time_gpu(sssp_run, &j, 1, reps);
         double speedup = cpu_ms / t.median_ms;
         if (best >= 0.0 && speedup > best)
             best = speedup;

@@ -53,6 +53,21 @@ void sssp_stage2(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
 void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats);
 void sssp_stage4(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats);
 
+/* For test.c and bench.c (stages.c): the stages by number, sssp_stages[1]
+ * to [4] ([0] is NULL), and one run of a stage as wb_time_gpu's work
+ * (common/workbook.h), which fills the job's stats. */
+typedef void (*sssp_stage_fn)(sssp_graph g, int source, int *dist, sssp_work *work,
+                              sssp_stats *stats);
+extern const sssp_stage_fn sssp_stages[5];
+typedef struct {
+    int stage, source;
+    sssp_graph g;
+    int *dist;
+    sssp_work *work;
+    sssp_stats stats;
+} sssp_job;
+void sssp_run(void *job);
+
 #ifdef __cplusplus
 }
 #endif

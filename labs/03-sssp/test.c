@@ -21,9 +21,6 @@
 
 WB_GPU_SUITE(sssp, .timeout = 60);
 
-typedef void (*sssp_fn)(sssp_graph, int, int *, sssp_work *, sssp_stats *);
-static const sssp_fn stages[] = {NULL, sssp_stage1, sssp_stage2, sssp_stage3, sssp_stage4};
-
 /* A near-far bucket width above every distance of the graphs below: stage 4
  * then keeps every node on the near list and does exactly stage 3's work. */
 #define ALL_NEAR (1 << 30)
@@ -368,7 +365,7 @@ static void check_stage(int stage, const graph *g, int source, const char *name,
     expectation e = expect(g, source);
     device_side d = device_side_new(g, delta);
     sssp_stats stats = {0};
-    stages[stage](d.g, source, d.dist, &d.work, &stats);
+    sssp_stages[stage](d.g, source, d.dist, &d.work, &stats);
     CUDA_CHECK(cudaDeviceSynchronize());
 
     /* Guard zones first: an index out of range is the cause of whatever
@@ -700,7 +697,7 @@ static void expect_error(int stage, sssp_graph g, int source, int *dist, sssp_wo
     char label[200];
     sssp_stats stats;
     snprintf(label, sizeof label, "stage %d, %s", stage, case_name);
-    wb_expect_error(label, about, stages[stage](g, source, dist, work, &stats));
+    wb_expect_error(label, about, sssp_stages[stage](g, source, dist, work, &stats));
 }
 
 /* What no run on one GPU shows reliably: pop or push without its fence, the
@@ -755,20 +752,6 @@ Test(sssp, given_refuses_bad_arguments, .description = "the given start() refuse
 
 /* ------------------------------------------------------------------ timing */
 
-typedef struct {
-    int stage;
-    sssp_graph g;
-    int *dist;
-    sssp_work *work;
-    sssp_stats stats;
-} timed_call;
-
-static void run_timed(void *context)
-{
-    timed_call *c = context;
-    stages[c->stage](c->g, 0, c->dist, c->work, &c->stats);
-}
-
 Test(sssp, timing_grid, .description = "every stage on a 512 x 512 grid", .timeout = 120)
 {
     wb_rng rng = wb_rng_for("sssp timing");
@@ -787,14 +770,14 @@ Test(sssp, timing_grid, .description = "every stage on a 512 x 512 grid", .timeo
      * refuse an honest time. */
     const int order[] = {3, 1, 2, 4};
     for (int i = 0; i < 4; i++) {
-        timed_call call = {order[i], d, dist, work, {0}};
+        sssp_job job = {order[i], 0, d, dist, work, {0, 0}};
         char label[64];
         snprintf(label, sizeof label, "stage %d", order[i]);
-        wb_timing t = wb_observe_timing(label, wb_time_gpu(run_timed, &call, 1, 3), 0.0, 0.0);
+        wb_timing t = wb_observe_timing(label, wb_time_gpu(sssp_run, &job, 1, 3), 0.0, 0.0);
         snprintf(label, sizeof label, "stage %d: rounds", order[i]);
-        int rounds = wb_observe_int(label, call.stats.rounds);
+        int rounds = wb_observe_int(label, job.stats.rounds);
         snprintf(label, sizeof label, "stage %d: edges_relaxed", order[i]);
-        long long edges = wb_observe_i64(label, call.stats.edges_relaxed);
+        long long edges = wb_observe_i64(label, job.stats.edges_relaxed);
         wb_table_row(table, "%d|%.2f|%d|%lld|%.0f", order[i], t.median_ms, rounds, edges,
                      g.m / (t.median_ms * 1e3));
     }
