@@ -22,55 +22,24 @@ static void expect_rejected(const char *file, const char *where, const char *pro
               problem);
 }
 
-Test(sssp_graph, rejects_empty_file)
-{
-    expect_rejected(SSSP_DATA "/empty.gr", SSSP_DATA "/empty.gr:0:", "empty");
-}
+/* A test that SSSP_DATA/file is rejected with a message that names the file
+ * followed by `at` (":LINE:", ":" or nothing) and says `problem`. */
+#define REJECTS(test_name, file, at, problem)                                     \
+    Test(sssp_graph, rejects_##test_name)                                         \
+    {                                                                             \
+        expect_rejected(SSSP_DATA "/" file, SSSP_DATA "/" file at, problem);      \
+    }
 
-Test(sssp_graph, rejects_missing_file)
-{
-    expect_rejected(SSSP_DATA "/no-such-file.gr", SSSP_DATA "/no-such-file.gr", "cannot open");
-}
-
-Test(sssp_graph, rejects_missing_p_line)
-{
-    expect_rejected(SSSP_DATA "/no-p-line.gr", SSSP_DATA "/no-p-line.gr:2:", "before the 'p sp");
-}
-
-Test(sssp_graph, rejects_edge_count_mismatch)
-{
-    expect_rejected(SSSP_DATA "/edge-count.gr", SSSP_DATA "/edge-count.gr:4:", "announced 3 edges, the file has 2");
-}
-
-Test(sssp_graph, rejects_node_id_zero)
-{
-    expect_rejected(SSSP_DATA "/node-zero.gr", SSSP_DATA "/node-zero.gr:3:", "node id 0 out of range 1..3");
-}
-
-Test(sssp_graph, rejects_node_id_above_n)
-{
-    expect_rejected(SSSP_DATA "/node-too-big.gr", SSSP_DATA "/node-too-big.gr:3:", "node id 4 out of range");
-}
-
-Test(sssp_graph, rejects_negative_weight)
-{
-    expect_rejected(SSSP_DATA "/negative-weight.gr", SSSP_DATA "/negative-weight.gr:3:", "negative weight -5");
-}
-
-Test(sssp_graph, rejects_non_numeric_weight)
-{
-    expect_rejected(SSSP_DATA "/bad-weight.gr", SSSP_DATA "/bad-weight.gr:3:", "weight is not a number");
-}
-
-Test(sssp_graph, rejects_truncated_file)
-{
-    expect_rejected(SSSP_DATA "/truncated.gr", SSSP_DATA "/truncated.gr:4:", "expected 'a FROM TO WEIGHT'");
-}
-
-Test(sssp_graph, rejects_truncated_gzip)
-{
-    expect_rejected(SSSP_DATA "/truncated.gr.gz", SSSP_DATA "/truncated.gr.gz:", "truncated");
-}
+REJECTS(empty_file, "empty.gr", ":0:", "empty")
+REJECTS(missing_file, "no-such-file.gr", "", "cannot open")
+REJECTS(missing_p_line, "no-p-line.gr", ":2:", "before the 'p sp")
+REJECTS(edge_count_mismatch, "edge-count.gr", ":4:", "announced 3 edges, the file has 2")
+REJECTS(node_id_zero, "node-zero.gr", ":3:", "node id 0 out of range 1..3")
+REJECTS(node_id_above_n, "node-too-big.gr", ":3:", "node id 4 out of range")
+REJECTS(negative_weight, "negative-weight.gr", ":3:", "negative weight -5")
+REJECTS(non_numeric_weight, "bad-weight.gr", ":3:", "weight is not a number")
+REJECTS(truncated_file, "truncated.gr", ":4:", "expected 'a FROM TO WEIGHT'")
+REJECTS(truncated_gzip, "truncated.gr.gz", ":", "truncated")
 
 Test(sssp_graph, rejects_source_out_of_range)
 {
