@@ -39,20 +39,13 @@ static double now_us(void)
 
 static double bench_handoffs(int handoffs, bool print_only)
 {
-    typedef void (*pingpong_fn)(int, int *, double *, bool);
-    static const struct {
-        const char *stage, *name;
-        pingpong_fn run;
-    } ways[] = {{"1", "copy + relaunch", pingpong_copy},
-                {"2", "mapped + relaunch + sync", pingpong_mapped},
-                {"3", "persistent kernel", pingpong_persistent}};
     int n = 2 * handoffs + 1;
     if (print_only) {
-        for (int w = 0; w < 3; w++) {
-            printf("stage %s, %s:\n", ways[w].stage, ways[w].name);
+        for (int w = 0; w < PINGPONG_WAYS; w++) {
+            printf("stage %s, %s:\n", pingpong_ways[w].stage, pingpong_ways[w].name);
             fflush(stdout);
             int producer[11];
-            ways[w].run(11, producer, NULL, true);
+            pingpong_ways[w].run(11, producer, NULL, true);
         }
         return 0.0;
     }
@@ -65,17 +58,17 @@ static double bench_handoffs(int handoffs, bool print_only)
     wb_table *table = wb_table_new("persistent-handoffs", title,
                                    "stage|method|median (us)|p99 (us)|vs empty launch");
     empty_launch_sync_us(handoffs, us);
-    double empty = quantile(us, handoffs, 0.5), medians[3];
+    double empty = quantile(us, handoffs, 0.5), medians[PINGPONG_WAYS];
     wb_table_row(table, "-|empty launch + sync|%.2f|%.2f|1.00", empty, quantile(us, handoffs, 0.99));
-    for (int w = 0; w < 3; w++) {
-        ways[w].run(n, producer, us, false);   /* checks every answer as it goes */
+    for (int w = 0; w < PINGPONG_WAYS; w++) {
+        pingpong_ways[w].run(n, producer, us, false);   /* checks every answer as it goes */
         for (int k = 0; k < n; k++)
             if (producer[k] != (k % 2 == 0 ? PRODUCER_CPU : PRODUCER_GPU))
                 wb_fail("stage %s: number %d has the wrong producer; run the tests first",
-                        ways[w].stage, k);
+                        pingpong_ways[w].stage, k);
         medians[w] = quantile(us, handoffs, 0.5);
-        wb_table_row(table, "%s|%s|%.2f|%.2f|%.2f", ways[w].stage, ways[w].name, medians[w],
-                     quantile(us, handoffs, 0.99), medians[w] / empty);
+        wb_table_row(table, "%s|%s|%.2f|%.2f|%.2f", pingpong_ways[w].stage, pingpong_ways[w].name,
+                     medians[w], quantile(us, handoffs, 0.99), medians[w] / empty);
     }
     wb_table_print(table, stdout);
     wb_table_free(table);

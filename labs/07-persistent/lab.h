@@ -38,6 +38,16 @@ void pingpong_copy(int n, int *producer, double *round_trip_us, bool print);    
 void pingpong_mapped(int n, int *producer, double *round_trip_us, bool print);      /* stage 2 */
 void pingpong_persistent(int n, int *producer, double *round_trip_us, bool print);  /* stage 3 */
 
+/* The three ways by stage, for the tables of test.c and bench.c
+ * (pingpong_ways.c). */
+typedef void (*pingpong_fn)(int n, int *producer, double *round_trip_us, bool print);
+typedef struct {
+    const char *stage, *name;
+    pingpong_fn run;
+} pingpong_way;
+enum { PINGPONG_WAYS = 3 };
+extern const pingpong_way pingpong_ways[PINGPONG_WAYS];
+
 /* The yardstick: `reps` launches of an empty kernel, each followed by
  * cudaDeviceSynchronize; us[i] receives the time of each (microseconds). */
 void empty_launch_sync_us(int reps, double *us);

@@ -25,8 +25,6 @@ WB_GPU_SUITE(persistent, .timeout = 30);
 
 /* ------------------------------------------------------------ ping-pong */
 
-typedef void (*pingpong_fn)(int n, int *producer, double *round_trip_us, bool print);
-
 /* One ping-pong of n numbers, quiet; producer and round trips checked, each
  * array with one sentinel entry after its end. */
 static void check_pingpong(pingpong_fn run, int n, const char *name)
@@ -83,41 +81,26 @@ static void check_pingpongs(pingpong_fn run, int n, const char *name)
     free(printed);
 }
 
-ParameterizedTestParameters(persistent, stage1_copy_and_relaunch)
-{
-    static int sizes[] = {2, 3, 11, 1000};
-    return cr_make_param_array(int, sizes, sizeof sizes / sizeof sizes[0]);
-}
+/* A test of one way, run (check_pingpongs) once for each size given after
+ * its description, with stdout captured. */
+#define PINGPONG_TEST(test_name, run, about, ...)                                         \
+    ParameterizedTestParameters(persistent, test_name)                                    \
+    {                                                                                     \
+        static int sizes[] = {__VA_ARGS__};                                               \
+        return cr_make_param_array(int, sizes, sizeof sizes / sizeof sizes[0]);           \
+    }                                                                                     \
+    ParameterizedTest(int *n, persistent, test_name, .init = cr_redirect_stdout,          \
+                      .description = about)                                               \
+    {                                                                                     \
+        check_pingpongs(run, *n, #run);                                                   \
+    }
 
-ParameterizedTest(int *n, persistent, stage1_copy_and_relaunch, .init = cr_redirect_stdout,
-                  .description = "1 and 0..n-1, a cudaMemcpy and a launch per GPU number")
-{
-    check_pingpongs(pingpong_copy, *n, "pingpong_copy");
-}
-
-ParameterizedTestParameters(persistent, stage2_mapped_and_relaunch)
-{
-    static int sizes[] = {2, 3, 11, 1000};
-    return cr_make_param_array(int, sizes, sizeof sizes / sizeof sizes[0]);
-}
-
-ParameterizedTest(int *n, persistent, stage2_mapped_and_relaunch, .init = cr_redirect_stdout,
-                  .description = "1 and 0..n-1, the counter in mapped pinned memory")
-{
-    check_pingpongs(pingpong_mapped, *n, "pingpong_mapped");
-}
-
-ParameterizedTestParameters(persistent, stage3_persistent_kernel)
-{
-    static int sizes[] = {2, 3, 11, 1000, 20001};
-    return cr_make_param_array(int, sizes, sizeof sizes / sizeof sizes[0]);
-}
-
-ParameterizedTest(int *n, persistent, stage3_persistent_kernel, .init = cr_redirect_stdout,
-                  .description = "1 and 0..n-1, one kernel taking turns with the CPU")
-{
-    check_pingpongs(pingpong_persistent, *n, "pingpong_persistent");
-}
+PINGPONG_TEST(stage1_copy_and_relaunch, pingpong_copy,
+              "1 and 0..n-1, a cudaMemcpy and a launch per GPU number", 2, 3, 11, 1000)
+PINGPONG_TEST(stage2_mapped_and_relaunch, pingpong_mapped,
+              "1 and 0..n-1, the counter in mapped pinned memory", 2, 3, 11, 1000)
+PINGPONG_TEST(stage3_persistent_kernel, pingpong_persistent,
+              "1 and 0..n-1, one kernel taking turns with the CPU", 2, 3, 11, 1000, 20001)
 
 /* The course's exercise, 0..10 printed. With a launch per GPU number, a
  * blocking copy or a synchronise prints the GPU's line before the CPU goes
@@ -309,24 +292,27 @@ static void check_twice(void (*check)(task_set *, const task_case *, int), const
     free_tasks(&s);
 }
 
-ParameterizedTestParameters(persistent, stage4_worker_pool)
-{
-    /* blocks 0: as many as can be resident. Few tasks leave blocks idle, many
-     * tiny ones make the claims race, 300 and 1000 are no multiple of 256;
-     * 96-thread blocks are no power of two, 1024 the largest. */
-    static task_case cases[] = {
-        {1, 256, 0, 256, 0},     {1000, 300, 0, 256, 0}, {20000, 1, 0, 256, 0},
-        {20000, 256, 0, 256, 0}, {777, 1000, 7, 96, 0},  {64, 5000, 1, 256, 0},
-        {500, 3000, 0, 1024, 0},
-    };
-    return cr_make_param_array(task_case, cases, sizeof cases / sizeof cases[0]);
-}
+/* A test of check (check_pool or check_feed) on each task case given after
+ * its description, each case twice (check_twice). */
+#define TASK_CASES_TEST(test_name, check, about, ...)                                     \
+    ParameterizedTestParameters(persistent, test_name)                                    \
+    {                                                                                     \
+        static task_case cases[] = {__VA_ARGS__};                                         \
+        return cr_make_param_array(task_case, cases, sizeof cases / sizeof cases[0]);     \
+    }                                                                                     \
+    ParameterizedTest(task_case *c, persistent, test_name, .description = about)          \
+    {                                                                                     \
+        check_twice(check, c, #test_name);                                                \
+    }
 
-ParameterizedTest(task_case *c, persistent, stage4_worker_pool,
-                  .description = "every task done once by a pool of resident blocks, twice")
-{
-    check_twice(check_pool, c, "stage4_worker_pool");
-}
+/* blocks 0: as many as can be resident. Few tasks leave blocks idle, many
+ * tiny ones make the claims race, 300 and 1000 are no multiple of 256;
+ * 96-thread blocks are no power of two, 1024 the largest. */
+TASK_CASES_TEST(stage4_worker_pool, check_pool,
+                "every task done once by a pool of resident blocks, twice",
+                {1, 256, 0, 256, 0},     {1000, 300, 0, 256, 0}, {20000, 1, 0, 256, 0},
+                {20000, 256, 0, 256, 0}, {777, 1000, 7, 96, 0},  {64, 5000, 1, 256, 0},
+                {500, 3000, 0, 1024, 0})
 
 /* coresident_blocks(part, block_size) must lie between one block and the
  * most an SM can hold (2048 threads on the H100) per SM. */
@@ -386,25 +372,15 @@ Test(persistent, stage4_comparisons,
     free_tasks(&s);
 }
 
-ParameterizedTestParameters(persistent, stage5_host_fed)
-{
-    /* A ring of one slot is the latency case; 7 slots with 5 blocks make the
-     * ring wrap while blocks wait on claims the host has not enqueued yet;
-     * 8 blocks on 2 slots read the same slots lap after lap, where a slot
-     * read without acquire could come from a stale cache line. */
-    static task_case cases[] = {
-        {1, 256, 1, 256, 1},     {1000, 256, 0, 256, 64}, {3000, 100, 5, 256, 7},
-        {500, 1024, 0, 256, 1},  {20000, 32, 0, 256, 4096}, {4000, 32, 8, 256, 2},
-        {2000, 500, 3, 96, 3},
-    };
-    return cr_make_param_array(task_case, cases, sizeof cases / sizeof cases[0]);
-}
-
-ParameterizedTest(task_case *c, persistent, stage5_host_fed,
-                  .description = "tasks fed through a ring in mapped memory, each done once, twice")
-{
-    check_twice(check_feed, c, "stage5_host_fed");
-}
+/* A ring of one slot is the latency case; 7 slots with 5 blocks make the
+ * ring wrap while blocks wait on claims the host has not enqueued yet;
+ * 8 blocks on 2 slots read the same slots lap after lap, where a slot
+ * read without acquire could come from a stale cache line. */
+TASK_CASES_TEST(stage5_host_fed, check_feed,
+                "tasks fed through a ring in mapped memory, each done once, twice",
+                {1, 256, 1, 256, 1},     {1000, 256, 0, 256, 64}, {3000, 100, 5, 256, 7},
+                {500, 1024, 0, 256, 1},  {20000, 32, 0, 256, 4096}, {4000, 32, 8, 256, 2},
+                {2000, 500, 3, 96, 3})
 
 Test(persistent, stage5_feed_limits,
      .description = "the largest kernel and ring run; too many blocks or slots are refused")
@@ -580,33 +556,26 @@ Test(persistent, timing_handoffs, .description = "median round trip of 1000 hand
 {
     enum { HANDOFFS = 1000 };
     static double us[HANDOFFS];
-    static const struct {
-        const char *stage, *name;
-        pingpong_fn run;
-    } ways[] = {{"1", "copy + relaunch", pingpong_copy},
-                {"2", "mapped + relaunch + sync", pingpong_mapped},
-                {"3", "persistent kernel", pingpong_persistent}};
-    enum { WAYS = sizeof ways / sizeof ways[0] };
-    wb_timing t[WAYS + 1];
+    wb_timing t[PINGPONG_WAYS + 1];
     empty_launch_sync_us(HANDOFFS, us);
     t[0] = summarise(us, HANDOFFS);
     int *producer = malloc(sizeof(int) * (2 * HANDOFFS + 1));
     cr_assert(producer, "out of host memory");
-    for (int w = 0; w < WAYS; w++) {
-        ways[w].run(2 * HANDOFFS + 1, producer, us, false);
+    for (int w = 0; w < PINGPONG_WAYS; w++) {
+        pingpong_ways[w].run(2 * HANDOFFS + 1, producer, us, false);
         t[w + 1] = summarise(us, HANDOFFS);
     }
     /* The graded time: stage 3's median hand-off. A hand-off moves one int
      * each way; its cost is latency, for which no sound floor follows from
      * bytes or flops, so both are 0. The other rows are only shown. */
-    t[WAYS] = wb_observe_timing("stage 3 round trip", t[WAYS], 0.0, 0.0);
-    wb_observe("the other round trips", t, sizeof(wb_timing) * WAYS);
+    t[PINGPONG_WAYS] = wb_observe_timing("stage 3 round trip", t[PINGPONG_WAYS], 0.0, 0.0);
+    wb_observe("the other round trips", t, sizeof(wb_timing) * PINGPONG_WAYS);
     wb_table *table = wb_table_new("persistent", "ping-pong round trip per hand-off (us)",
                                    "stage|method|median (us)|max (us)");
     wb_table_row(table, "-|empty launch + sync|%.2f|%.2f", t[0].median_ms * 1e3,
                  t[0].max_ms * 1e3);
-    for (int w = 0; w < WAYS; w++)
-        wb_table_row(table, "%s|%s|%.2f|%.2f", ways[w].stage, ways[w].name,
+    for (int w = 0; w < PINGPONG_WAYS; w++)
+        wb_table_row(table, "%s|%s|%.2f|%.2f", pingpong_ways[w].stage, pingpong_ways[w].name,
                      t[w + 1].median_ms * 1e3, t[w + 1].max_ms * 1e3);
     wb_table_print(table, stdout);
     wb_table_free(table);
