@@ -509,12 +509,19 @@ static void check_large_and_repeat(int version)
     check_one(version, 100003, true, 37, 3, 10);
 }
 
-Test(streams, stage3_combinations, .description = "version 3 for many (streams, segments)")
-{
-    check_combinations(3);
-}
+/* Versions 3, 4 and 5 each on the combinations and on large segments with
+ * repeat > 1; versions 3 and 4 with a stream held back below. */
+#define VERSION_TESTS(N)                                                                   \
+    Test(streams, stage##N##_combinations,                                                 \
+         .description = "version " #N " for many (streams, segments)")                     \
+    {                                                                                      \
+        check_combinations(N);                                                             \
+    }                                                                                      \
+    Test(streams, stage##N##_large_and_repeat) { check_large_and_repeat(N); }
 
-Test(streams, stage3_large_and_repeat) { check_large_and_repeat(3); }
+VERSION_TESTS(3)
+VERSION_TESTS(4)
+VERSION_TESTS(5)
 
 Test(streams_own_queues, stage3_streams_independent,
      .description = "version 3 finishes the other streams' segments while one is held back")
@@ -522,25 +529,11 @@ Test(streams_own_queues, stage3_streams_independent,
     check_streams_independent(3);
 }
 
-Test(streams, stage4_combinations, .description = "version 4 for many (streams, segments)")
-{
-    check_combinations(4);
-}
-
-Test(streams, stage4_large_and_repeat) { check_large_and_repeat(4); }
-
 Test(streams_own_queues, stage4_streams_independent,
      .description = "version 4 finishes the other streams' segments while one is held back")
 {
     check_streams_independent(4);
 }
-
-Test(streams, stage5_combinations, .description = "version 5 for many (streams, segments)")
-{
-    check_combinations(5);
-}
-
-Test(streams, stage5_large_and_repeat) { check_large_and_repeat(5); }
 
 /* --------------------------------------------------------- the timeline */
 
