@@ -68,7 +68,7 @@ static void default_text(const wb_option *o, char *out, size_t len)
     *out = '\0';
     if (strstr(o->help, "default") || o->kind == WB_FLAG)
         return;
-    if (o->kind == WB_INT) {
+    if (o->kind == WB_INT || o->kind == WB_WARPS) {
         int v = *(const int *)o->value;
         if (!strcmp(o->name, "stage") && v == WB_ALL_STAGES)
             snprintf(out, len, " (default: all)");
@@ -160,7 +160,8 @@ static void parse_value(const wb_option *o, const char *text)
 {
     char *end;
     switch (o->kind) {
-    case WB_INT: parse_int(o, text); break;
+    case WB_INT:
+    case WB_WARPS: parse_int(o, text); break;
     case WB_TEXT: *(const char **)o->value = text; break;
     case WB_FLAG: *(bool *)o->value = true; break;
     case WB_REAL: {
@@ -233,6 +234,12 @@ void wb_bench_options(int argc, char **argv, const char *about, const wb_option 
     }
     if (optind < argc)
         wb_bench_usage_error("unexpected argument \"%s\"", argv[optind]);
+    /* Whole warps, once every value is in (a bad value of another option
+     * is reported first). */
+    for (const wb_option *o = options; o->name; o++)
+        if (o->kind == WB_WARPS && o->value && *(const int *)o->value % 32 != 0)
+            wb_bench_usage_error("--%s %d: the block size must be a multiple of 32", o->name,
+                                 *(const int *)o->value);
 }
 
 /* ------------------------------------------------- GPU and the target */

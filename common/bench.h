@@ -38,6 +38,7 @@ extern "C" {
 
 typedef enum {
     WB_INT,   /* int *; decimal, or 2^K */
+    WB_WARPS, /* int *; as WB_INT, and a multiple of 32 (threads per block in whole warps) */
     WB_REAL,  /* double * */
     WB_TEXT,  /* const char ** */
     WB_FLAG   /* bool *, set to true; takes no argument */

@@ -69,6 +69,16 @@ static int *device_ints(size_t n)
     return p;
 }
 
+/* Frees a job's device buffers; those its stage left NULL are skipped by
+ * cudaFree. */
+static void free_job(job *j)
+{
+    CUDA_CHECK(cudaFree(j->a));
+    CUDA_CHECK(cudaFree(j->b));
+    CUDA_CHECK(cudaFree(j->c));
+    CUDA_CHECK(cudaFree(j->tallies));
+}
+
 static int first_int(const int *device)
 {
     int v;
@@ -123,7 +133,7 @@ static void stage1(int n)
     }
     wb_table_print(t, stdout);
     wb_table_free(t);
-    CUDA_CHECK(cudaFree(j.a));
+    free_job(&j);
 }
 
 static bool stage2(int n, double copy, double target)
@@ -185,8 +195,7 @@ static bool stage2(int n, double copy, double target)
     block_size = chosen_block;
     wb_table_print(t, stdout);
     wb_table_free(t);
-    CUDA_CHECK(cudaFree(j.a));
-    CUDA_CHECK(cudaFree(j.b));
+    free_job(&j);
     bool met = wb_bench_target(block_sum_gbps >= target * copy,
                                "per-block sum (best block size) >= %.0f%% of copy bandwidth|%.1f%%",
                                100 * target, 100.0 * block_sum_gbps / copy);
@@ -221,9 +230,7 @@ static void stage3(void)
     }
     wb_table_print(t, stdout);
     wb_table_free(t);
-    CUDA_CHECK(cudaFree(j.a));
-    CUDA_CHECK(cudaFree(j.b));
-    CUDA_CHECK(cudaFree(j.tallies));
+    free_job(&j);
 }
 
 static void stage4(int n)
@@ -241,9 +248,7 @@ static void stage4(int n)
     }
     wb_table_print(t, stdout);
     wb_table_free(t);
-    CUDA_CHECK(cudaFree(j.a));
-    CUDA_CHECK(cudaFree(j.b));
-    CUDA_CHECK(cudaFree(j.c));
+    free_job(&j);
 }
 
 static bool stage5(int n)
@@ -288,9 +293,7 @@ static bool stage5(int n)
     }
     wb_table_print(t, stdout);
     wb_table_free(t);
-    CUDA_CHECK(cudaFree(j.a));
-    CUDA_CHECK(cudaFree(j.b));
-    CUDA_CHECK(cudaFree(j.c));
+    free_job(&j);
     bool met = wb_bench_target(warp_speedup >= 10.0,
                                "per-warp push >= 10x per-item push into one list|%.1fx",
                                warp_speedup);
@@ -310,7 +313,7 @@ static void stage6(int n)
     }
     wb_table_print(t, stdout);
     wb_table_free(t);
-    CUDA_CHECK(cudaFree(j.a));
+    free_job(&j);
 }
 
 /* ------------------------------------------------------------------ main */
@@ -324,7 +327,7 @@ int main(int argc, char **argv)
         {"n", "N", WB_INT, &n, 4096, INT_MAX / 2,
          "scales the work: stage 2 reduces N ints (default 2^26), the others use N/4 threads "
          "(default 2^24; stage 6 inserts N/1024 nodes)"},
-        {"block", "B", WB_INT, &block_size, 32, 1024,
+        {"block", "B", WB_WARPS, &block_size, 32, 1024,
          "threads per block, a multiple of 32"},
         WB_REPS_OPTION(reps),
         WB_TARGET_OPTION(target,
@@ -336,8 +339,6 @@ int main(int argc, char **argv)
                      "fails when the per-warp worklist push into one list is less than 10x\n"
                      "faster than the per-item one.",
                      options);
-    if (block_size % 32 != 0)
-        wb_bench_usage_error("--block %d: the block size must be a multiple of 32", block_size);
     wb_bench_need_gpu();
     wb_device dev = wb_device_info();
     double copy = wb_copy_bandwidth_gbps();

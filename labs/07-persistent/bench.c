@@ -211,7 +211,7 @@ int main(int argc, char **argv)
          "run only stage S (default: all; 1, 2 and 3 are one table)"},
         {"n", "H", WB_INT, &handoffs, 1, 100000000,
          "hand-offs each way in stages 1-3"},
-        {"block", "B", WB_INT, &block, 32, 1024,
+        {"block", "B", WB_WARPS, &block, 32, 1024,
          "threads per block of stages 4 and 5, a multiple of 32"},
         {"reps", "R", WB_INT, &reps, 1, 1e6,
          "timed runs of stage 4 after a warm-up, median reported"},
@@ -226,8 +226,6 @@ int main(int argc, char **argv)
                      "Stage 4: 2^24 elements in tiny, medium and large tasks, each method.\n"
                      "Stage 5: 20000 tiny tasks through the host-fed kernel.",
                      options);
-    if (block % 32 != 0)
-        wb_bench_usage_error("--block %d: the block size must be a multiple of 32", block);
     wb_bench_need_gpu();
     wb_device dev = wb_device_info();
     printf("%s, %d SMs\n", dev.name, dev.sm_count);
