@@ -165,15 +165,34 @@ size_t reduce_scratch_ints(int n)
     return first + (first + 31) / 32;
 }
 
-/* Enough blocks to keep every SM full (as many threads as an SM holds at
- * once: 2048 on the H100, fewer on some GPUs), and no more: the rest of the
- * work goes into each thread's loop. */
-static unsigned resident_blocks(int block_size)
+/* Stage 6's kernel for each block size, 32 << k at index k. */
+static const void *const stage6_kernels[] = {
+    (const void *)reduce_stage6<32>,  (const void *)reduce_stage6<64>,
+    (const void *)reduce_stage6<128>, (const void *)reduce_stage6<256>,
+    (const void *)reduce_stage6<512>, (const void *)reduce_stage6<1024>};
+
+/* Enough blocks of stage 6 or 7 to keep every SM full, and no more: the
+ * rest of the work goes into each thread's loop. How many blocks an SM
+ * holds at once depends on the kernel's registers and shared memory as
+ * well as on the threads per SM (2048 on the H100, fewer on some GPUs):
+ * the occupancy API knows all three. */
+unsigned reduce_resident_blocks(int stage, int block_size)
 {
     static wb_device device;
     if (device.sm_count == 0)
         device = wb_device_info();
-    return (unsigned)device.sm_count * (unsigned)(device.max_threads_per_sm / block_size);
+    int per_sm = 0;
+    if (stage == 7) {
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_stage7,
+                                                                 block_size, 0));
+    } else {
+        int k = 0;
+        while ((REDUCE_MIN_BLOCK << k) < block_size)
+            k++;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, stage6_kernels[k], block_size, block_size * sizeof(int)));
+    }
+    return (unsigned)device.sm_count * (unsigned)per_sm;
 }
 
 static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
@@ -183,7 +202,7 @@ static unsigned pass_blocks(int stage, unsigned n, int block_size)
 {
     unsigned per_block = (stage >= 3 ? 2u : 1u) * (unsigned)block_size;
     unsigned blocks = (n + per_block - 1) / per_block;
-    return stage >= 6 ? min_u(blocks, resident_blocks(block_size)) : blocks;
+    return stage >= 6 ? min_u(blocks, reduce_resident_blocks(stage, block_size)) : blocks;
 }
 
 template <unsigned B>
@@ -240,7 +259,8 @@ void reduce_sum(int stage, const int *d_in, int n, int block_size, int *d_scratc
                     "input (cudaMalloc gives one)");
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(int)));
         unsigned vectors = ((unsigned)n + 3) / 4;
-        unsigned blocks = min_u((vectors + block_size - 1) / block_size, resident_blocks(block_size));
+        unsigned blocks = min_u((vectors + block_size - 1) / block_size,
+                                reduce_resident_blocks(7, block_size));
         reduce_stage7<<<blocks, block_size>>>(d_in, d_out, (unsigned)n);
         CUDA_CHECK_LAUNCH();
         return;

@@ -23,6 +23,10 @@ const char *reduce_stage_name(int stage);
  * any block size). */
 size_t reduce_scratch_ints(int n);
 
+/* Blocks of block_size threads in the grid of stage 6 or 7: as many as the
+ * GPU holds at once (the occupancy API), each thread looping over the rest. */
+unsigned reduce_resident_blocks(int stage, int block_size);
+
 /* *d_out = d_in[0] + ... + d_in[n - 1] (0 when n == 0), with int wrap-around,
  * using stage `stage`'s kernel in blocks of block_size threads. d_in, d_out
  * and d_scratch (reduce_scratch_ints(n) ints) are device memory. Stages 0-6

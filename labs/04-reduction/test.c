@@ -195,12 +195,11 @@ static void check_sum(int stage, int n, int block_size, int runs)
     free(got);
 }
 
-/* Threads in a full grid of stages 6 and 7: the given host code launches as
- * many per SM as an SM holds (2048 on the H100), for every block size. */
-static int full_grid_threads(void)
+/* Threads in a full grid of stage 6 or 7 with blocks of block_size: the
+ * given host code launches as many blocks as the GPU holds at once. */
+static int full_grid_threads(int stage, int block_size)
 {
-    wb_device device = wb_device_info();
-    return device.max_threads_per_sm * device.sm_count;
+    return (int)reduce_resident_blocks(stage, block_size) * block_size;
 }
 
 /* Under compute-sanitizer a sum costs a thousand times more (racecheck
@@ -234,7 +233,7 @@ static void check_sizes(int stage)
     /* Stage 7's four-vector loop runs while i + 3 * stride < n / 4; with
      * n / 4 = 3.5 strides, its last trip ends exactly on the last vector
      * (and n % 4 = 3 leaves a tail). */
-    int stride = full_grid_threads(), n = 4 * (3 * stride + stride / 2) + 3;
+    int stride = full_grid_threads(7, 256), n = 4 * (3 * stride + stride / 2) + 3;
     if (!too_large_for_the_tools(n))
         check_sum(stage, n, 256, runs(RUNS));
 }
@@ -277,9 +276,8 @@ Test(reduction, stage7_atomic_contention,
      * 25 runs per block size make a pass by luck practically impossible.
      * 1024 first, so that a 256-thread block reading warp_sums past its 8
      * warps finds stale sums there. */
-    int n = 4 * full_grid_threads();
-    check_sum(7, n, 1024, runs(25));
-    check_sum(7, n, 256, runs(25));
+    check_sum(7, 4 * full_grid_threads(7, 1024), 1024, runs(25));
+    check_sum(7, 4 * full_grid_threads(7, 256), 256, runs(25));
 }
 
 /* ---------------------------------------------------------- source rules */
