@@ -61,6 +61,22 @@ def sanitizer_tools(lab_rubric, test):
             if not any(fnmatch.fnmatchcase(test, pattern) for pattern in skip.get(tool, []))]
 
 
+def unknown_test_names(lab_rubric, names):
+    """What a lab's rubric names that is not among names (the tests of the
+    lab's binary): a test renamed or removed leaves a rule that applies to
+    nothing. A sanitize_skip pattern must match at least one test."""
+    scored = lab_rubric.get("scored_with", {})
+    named = set(lab_rubric.get("tests", {})) | set(lab_rubric.get("given", [])) \
+        | set(scored) | set(scored.values())
+    if "performance" in lab_rubric:
+        named.add(lab_rubric["performance"]["test"])
+    unknown = sorted(named - set(names))
+    for tool, patterns in sorted(lab_rubric.get("sanitize_skip", {}).items()):
+        unknown += [f"{p} (sanitize_skip.{tool})" for p in patterns
+                    if not any(fnmatch.fnmatchcase(n, p) for n in names)]
+    return unknown
+
+
 def limits_for(defaults, test, wrapper=()):
     wall = defaults["timing_wall_s"] if test.startswith("timing_") else defaults["wall_s"]
     return {"wall_s": int(wall), "cpu_s": int(max(defaults["cpu_s"], wall + 10)),

@@ -42,6 +42,13 @@ def main():
         return 0 if len(sys.argv) == 2 else 2
     lab, student, reference = sys.argv[1:]
     ref, ref_log = run_criterion(reference)
+    defaults, lab_rubrics = rubric.load()
+    lab_rubric = lab_rubrics.get(lab, {})
+    unknown = rubric.unknown_test_names(
+        lab_rubric, {t["name"] for suite in ref.get("test_suites", []) for t in suite.get("tests", [])})
+    if unknown:
+        print(f"{lab}: grading/rubric.toml names tests that {lab} does not have: " + ", ".join(unknown))
+        return 1
     if ref["skipped"] and not (ref["passed"] or ref["failed"] or ref["errored"]):
         said = [m for suite in ref.get("test_suites", []) for t in suite.get("tests", [])
                 for m in t.get("messages", []) if m.strip()]
@@ -58,8 +65,6 @@ def main():
         print(ref_log[-6000:])   # the timing tables, kept in meson's test log
     stu, _ = run_criterion(student)
     bad = failing_tests(stu)
-    defaults, lab_rubrics = rubric.load()
-    lab_rubric = lab_rubrics.get(lab, {})
     # A parameterized test is one entry per case: it passes when no case fails.
     failed = {line.split(":")[0].split("/", 1)[1] for line in bad}
     passed = {t["name"] for suite in stu.get("test_suites", []) for t in suite.get("tests", [])
