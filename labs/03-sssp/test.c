@@ -707,23 +707,22 @@ static void expect_error(int stage, sssp_graph g, int source, int *dist, sssp_wo
  * need no GPU. */
 WB_SOURCE_SUITE(sssp_source);
 
+#define ONLY_ATOMIC_MIN "two threads can improve dist[v] at once: only atomicMin keeps the smaller"
+#define POP_ORDER                                                                            \
+    "clear the flag, a fence, then read the distance fresh (volatile or an atomic load): " \
+    "otherwise an improvement can land between them and be missed by both sides"
+#define PUSH_ORDER                                                                          \
+    "a fence between lowering dist[v] and testing the flag (pop's fence is the other "     \
+    "half), an atomicExch so that v is queued once, an atomicAdd for its slot"
+
 WB_SOURCE_RULES_TEST(sssp_source, stage2_atomics,
-    {"relax_all_stage2", .fresh_accesses = 1,
-     .why = "two threads can improve dist[v] at once: only atomicMin keeps the smaller"})
-
+                     {"relax_all_stage2", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
 WB_SOURCE_RULES_TEST(sssp_source, stage3_memory_order,
-    {"pop", .orderings = 1, .fresh_accesses = 1,
-     .why = "clear the flag, a fence, then read the distance fresh (volatile or an atomic load): "
-            "otherwise an improvement can land between them and be missed by both sides"},
-    {"push", .orderings = 1, .fresh_accesses = 2,
-     .why = "a fence between lowering dist[v] and testing the flag (pop's fence is the other "
-            "half), an atomicExch so that v is queued once, an atomicAdd for its slot"},
-    {"relax_out_edges_stage3", .fresh_accesses = 1,
-     .why = "two threads can improve dist[v] at once: only atomicMin keeps the smaller"})
-
+                     {"pop", .orderings = 1, .fresh_accesses = 1, .why = POP_ORDER},
+                     {"push", .orderings = 1, .fresh_accesses = 2, .why = PUSH_ORDER},
+                     {"relax_out_edges_stage3", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
 WB_SOURCE_RULES_TEST(sssp_source, stage4_atomics,
-    {"relax_edge_stage4", .fresh_accesses = 1,
-     .why = "two threads can improve dist[v] at once: only atomicMin keeps the smaller"})
+                     {"relax_edge_stage4", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
 
 Test(sssp, given_refuses_bad_arguments, .description = "the given start() refuses bad input")
 {
