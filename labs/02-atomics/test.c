@@ -726,34 +726,40 @@ Test(atomics, given_refuses_bad_arguments, .timeout = 60,
  * kernels.cu (wb_test.h, "source rules") and need no GPU. */
 WB_SOURCE_SUITE(atomics_source);
 
+#define BLOCK_PARTIAL_BARRIERS \
+    "a barrier after thread 0 sets the block's partial (before the others add to it) " \
+    "and one after every thread has added (before thread 0 sends it out)"
 WB_SOURCE_RULES_TEST(atomics_source, stage2_barriers,
-    {"reduce_per_block", .barriers = 2,
-     .why = "a barrier after thread 0 sets the block's partial (before the others add to it) "
-            "and one after every thread has added (before thread 0 sends it out)"})
+    {"reduce_per_block", .barriers = 2, .why = BLOCK_PARTIAL_BARRIERS})
 
+#define LOCK_ORDER \
+    "take the lock with an atomic (atomicCAS), then a fence (or acquire) so that the " \
+    "critical section's reads cannot move before the lock is held"
+#define UNLOCK_ORDER \
+    "a fence (or release) so that the critical section's writes are visible before the " \
+    "lock is, then free it with an atomic (atomicExch), not a plain store"
 WB_SOURCE_RULES_TEST(atomics_source, stage3_memory_order,
-    {"SpinLock::lock", .orderings = 1, .fresh_accesses = 1,
-     .why = "take the lock with an atomic (atomicCAS), then a fence (or acquire) so that the "
-            "critical section's reads cannot move before the lock is held"},
-    {"SpinLock::unlock", .orderings = 1, .fresh_accesses = 1,
-     .why = "a fence (or release) so that the critical section's writes are visible before the "
-            "lock is, then free it with an atomic (atomicExch), not a plain store"})
+    {"SpinLock::lock", .orderings = 1, .fresh_accesses = 1, .why = LOCK_ORDER},
+    {"SpinLock::unlock", .orderings = 1, .fresh_accesses = 1, .why = UNLOCK_ORDER})
 
+#define ONE_CAS_PER_GRID "only an atomic (atomicCAS) lets exactly one thread see the flag unset"
+#define ONE_CAS_PER_BLOCK \
+    "thread 0 clears the block's flag, a barrier, then one atomicCAS picks the thread"
 WB_SOURCE_RULES_TEST(atomics_source, stage4_single,
-    {"single_per_grid_kernel", .fresh_accesses = 1,
-     .why = "only an atomic (atomicCAS) lets exactly one thread see the flag unset"},
-    {"single_per_block_kernel", .fresh_accesses = 1, .barriers = 1,
-     .why = "thread 0 clears the block's flag, a barrier, then one atomicCAS picks the thread"})
+    {"single_per_grid_kernel", .fresh_accesses = 1, .why = ONE_CAS_PER_GRID},
+    {"single_per_block_kernel", .fresh_accesses = 1, .barriers = 1, .why = ONE_CAS_PER_BLOCK})
 
+#define SCAN_BARRIERS \
+    "the scan needs a barrier after the counts are stored, two per step (read, barrier, " \
+    "write, barrier) and one after the last thread has reserved the block's range"
 WB_SOURCE_RULES_TEST(atomics_source, stage5_barriers,
-    {"push_prefix_sum", .fresh_accesses = 1, .barriers = 4,
-     .why = "the scan needs a barrier after the counts are stored, two per step (read, barrier, "
-            "write, barrier) and one after the last thread has reserved the block's range"})
+    {"push_prefix_sum", .fresh_accesses = 1, .barriers = 4, .why = SCAN_BARRIERS})
 
+#define LINK_BEFORE_CAS \
+    "the new node's link must be visible (a __threadfence, or a release) before the " \
+    "atomicCAS that makes the node reachable; otherwise a reader may follow a stale link"
 WB_SOURCE_RULES_TEST(atomics_source, stage6_memory_order,
-    {"list_insert_kernel", .orderings = 1, .fresh_accesses = 1,
-     .why = "the new node's link must be visible (a __threadfence, or a release) before the "
-            "atomicCAS that makes the node reachable; otherwise a reader may follow a stale link"})
+    {"list_insert_kernel", .orderings = 1, .fresh_accesses = 1, .why = LINK_BEFORE_CAS})
 
 /* --------------------------------------------------------------- timing */
 

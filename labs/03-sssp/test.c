@@ -716,13 +716,13 @@ WB_SOURCE_SUITE(sssp_source);
     "half), an atomicExch so that v is queued once, an atomicAdd for its slot"
 
 WB_SOURCE_RULES_TEST(sssp_source, stage2_atomics,
-                     {"relax_all_stage2", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
+    {"relax_all_stage2", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
 WB_SOURCE_RULES_TEST(sssp_source, stage3_memory_order,
-                     {"pop", .orderings = 1, .fresh_accesses = 1, .why = POP_ORDER},
-                     {"push", .orderings = 1, .fresh_accesses = 2, .why = PUSH_ORDER},
-                     {"relax_out_edges_stage3", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
+    {"pop", .orderings = 1, .fresh_accesses = 1, .why = POP_ORDER},
+    {"push", .orderings = 1, .fresh_accesses = 2, .why = PUSH_ORDER},
+    {"relax_out_edges_stage3", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
 WB_SOURCE_RULES_TEST(sssp_source, stage4_atomics,
-                     {"relax_edge_stage4", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
+    {"relax_edge_stage4", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
 
 Test(sssp, given_refuses_bad_arguments, .description = "the given start() refuses bad input")
 {

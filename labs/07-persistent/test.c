@@ -488,31 +488,36 @@ Test(persistent, given_refuses_bad_arguments,
  * need no GPU. */
 WB_SOURCE_SUITE(persistent_source);
 
+#define KERNEL_SIDE_ATOMIC \
+    "the kernel shares the counter and the stop flag with the host while both run: " \
+    "its load and store of the counter and its load of the flag are all atomic " \
+    "(cuda::atomic_ref), or the compiler may keep them in registers"
+#define HOST_SIDE_ATOMIC \
+    "the host shares the counter with the running kernel: its store of the number " \
+    "and its load of the answer are both atomic"
 WB_SOURCE_RULES_TEST(persistent_source, stage3_memory_order,
-    {"gpu_turns_persistent", .fresh_accesses = 3,
-     .why = "the kernel shares the counter and the stop flag with the host while both run: "
-            "its load and store of the counter and its load of the flag are all atomic "
-            "(cuda::atomic_ref), or the compiler may keep them in registers"},
-    {"hand_off_persistent", .fresh_accesses = 2,
-     .why = "the host shares the counter with the running kernel: its store of the number "
-            "and its load of the answer are both atomic"})
+    {"gpu_turns_persistent", .fresh_accesses = 3, .why = KERNEL_SIDE_ATOMIC},
+    {"hand_off_persistent", .fresh_accesses = 2, .why = HOST_SIDE_ATOMIC})
 
+#define CLAIM_BARRIERS \
+    "thread 0 claims with an atomicAdd, a barrier before everyone reads the claim, and " \
+    "one after the task (everyone has read it before thread 0 claims again)"
 WB_SOURCE_RULES_TEST(persistent_source, stage4_barriers,
-    {"worker_pool", .fresh_accesses = 1, .barriers = 2,
-     .why = "thread 0 claims with an atomicAdd, a barrier before everyone reads the claim, and "
-            "one after the task (everyone has read it before thread 0 claims again)"})
+    {"worker_pool", .fresh_accesses = 1, .barriers = 2, .why = CLAIM_BARRIERS})
 
+#define HOST_FED_ORDER \
+    "acquire when reading the host's head and when reading seen_head (the task written " \
+    "before head moved must be visible), release when passing head on through " \
+    "seen_head and when marking a task done (the slot's read is over before the host " \
+    "refills it); a barrier after the claim and one after the task"
+#define ENQUEUE_RELEASE "release when moving head (the task written before it is visible first)"
+#define DONE_ACQUIRE \
+    "acquire when reading done[] (the GPU's read of the slot is over before it is " \
+    "refilled)"
 WB_SOURCE_RULES_TEST(persistent_source, stage5_memory_order,
-    {"host_fed", .orderings = 4, .fresh_accesses = 2, .barriers = 2,
-     .why = "acquire when reading the host's head and when reading seen_head (the task written "
-            "before head moved must be visible), release when passing head on through "
-            "seen_head and when marking a task done (the slot's read is over before the host "
-            "refills it); a barrier after the claim and one after the task"},
-    {"enqueue_task", .orderings = 1,
-     .why = "release when moving head (the task written before it is visible first)"},
-    {"oldest_done", .orderings = 1,
-     .why = "acquire when reading done[] (the GPU's read of the slot is over before it is "
-            "refilled)"})
+    {"host_fed", .orderings = 4, .fresh_accesses = 2, .barriers = 2, .why = HOST_FED_ORDER},
+    {"enqueue_task", .orderings = 1, .why = ENQUEUE_RELEASE},
+    {"oldest_done", .orderings = 1, .why = DONE_ACQUIRE})
 
 /* ------------------------------------------------------------- timing */
 
