@@ -122,6 +122,7 @@ wb_device wb_device_info(void)
     info.l2_bytes = (size_t)prop.l2CacheSize;
     info.max_threads_per_block = prop.maxThreadsPerBlock;
     info.max_threads_per_sm = prop.maxThreadsPerMultiProcessor;
+    CUDA_CHECK(cudaDeviceGetAttribute(&info.clock_khz, cudaDevAttrClockRate, 0));
     CUDA_CHECK(cudaDeviceGetAttribute(&info.memory_clock_khz, cudaDevAttrMemoryClockRate, 0));
     CUDA_CHECK(cudaDeviceGetAttribute(&info.memory_bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0));
     info.theoretical_bandwidth_gbps =

@@ -101,10 +101,8 @@ double wb_copy_bandwidth_gbps(void)
 double wb_fp32_peak_gflops(void)
 {
     wb_device device = wb_device_info();
-    int clock_khz = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
     /* FP32 lanes per SM: 64 on Turing (7.5) and the A100 (8.0); 128 on
      * GA10x (8.6), Ada (8.9), Hopper (9.0) and Blackwell. */
     int lanes = (device.major == 7 || (device.major == 8 && device.minor == 0)) ? 64 : 128;
-    return 2.0 * lanes * device.sm_count * clock_khz * 1e3 / 1e9;
+    return 2.0 * lanes * device.sm_count * device.clock_khz * 1e3 / 1e9;
 }

@@ -75,6 +75,7 @@ typedef struct {
     size_t l2_bytes;
     int max_threads_per_block;
     int max_threads_per_sm;    /* resident at once: 2048 on the H100, 1536 or 1024 elsewhere */
+    int clock_khz;             /* the SM clock's peak (what peaks assume) */
     int memory_clock_khz, memory_bus_bits;
     double theoretical_bandwidth_gbps; /* 2 (double data rate) x clock x bus width */
 } wb_device;
