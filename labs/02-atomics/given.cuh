@@ -4,8 +4,8 @@
  * checks and launches of every entry point, the lecture's racy counter and
  * wrong locks, the helpers the stages' kernels call (relaxed_load,
  * reduce_index, thread_fold, single_section, push_count, write_items) and
- * the list set-up. It comes before the kernels of kernels.cu, which it launches, so
- * it declares each of them, "written in kernels.cu".
+ * the list set-up. It comes before the kernels of kernels.cu, which it
+ * launches, so it declares each of them, "written in kernels.cu".
  */
 #include <cuda/atomic>
 #include <limits.h>
