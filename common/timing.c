@@ -17,13 +17,10 @@ double wb_median(double *values, int n)
     return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-wb_timing wb_time_gpu(wb_gpu_work work, void *context, int warmup, int repetitions)
-{
-    return wb_time_gpu_calls(work, context, warmup, repetitions, 1);
-}
-
-wb_timing wb_time_gpu_calls(wb_gpu_work work, void *context, int warmup, int repetitions,
-                            int calls)
+/* Times `submit(job)` between a pair of events on `stream`, `repetitions`
+ * times after `warmup` untimed runs; each submission holds `calls` calls. */
+static wb_timing time_submissions(void (*submit)(void *), void *job, cudaStream_t stream,
+                                  int warmup, int repetitions, int calls)
 {
     wb_timing timing = {0};
     cudaEvent_t start, stop;
@@ -37,14 +34,13 @@ wb_timing wb_time_gpu_calls(wb_gpu_work work, void *context, int warmup, int rep
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
     for (int i = 0; i < warmup; i++)
-        work(context);
+        submit(job);
     CUDA_CHECK(cudaDeviceSynchronize());
     for (int i = 0; i < repetitions; i++) {
         float ms = 0.0f;
-        CUDA_CHECK(cudaEventRecord(start, 0));
-        for (int c = 0; c < calls; c++)
-            work(context);
-        CUDA_CHECK(cudaEventRecord(stop, 0));
+        CUDA_CHECK(cudaEventRecord(start, stream));
+        submit(job);
+        CUDA_CHECK(cudaEventRecord(stop, stream));
         CUDA_CHECK(cudaEventSynchronize(stop));
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
         times[i] = ms / calls;
@@ -57,6 +53,67 @@ wb_timing wb_time_gpu_calls(wb_gpu_work work, void *context, int warmup, int rep
     timing.min_ms = times[0];
     timing.max_ms = times[repetitions - 1];
     free(times);
+    return timing;
+}
+
+typedef struct {
+    wb_gpu_work work;
+    wb_gpu_stream_work stream_work;
+    void *context;
+    int calls;
+    cudaStream_t stream;
+    cudaGraphExec_t graph;
+} calls_job;
+
+static void submit_calls(void *job)
+{
+    calls_job *j = job;
+    for (int c = 0; c < j->calls; c++) {
+        if (j->work)
+            j->work(j->context);
+        else
+            j->stream_work(j->context, j->stream);
+    }
+}
+
+static void submit_graph(void *job)
+{
+    calls_job *j = job;
+    CUDA_CHECK(cudaGraphLaunch(j->graph, j->stream));
+}
+
+wb_timing wb_time_gpu(wb_gpu_work work, void *context, int warmup, int repetitions)
+{
+    return wb_time_gpu_calls(work, context, warmup, repetitions, 1);
+}
+
+wb_timing wb_time_gpu_calls(wb_gpu_work work, void *context, int warmup, int repetitions,
+                            int calls)
+{
+    calls_job job = {work, NULL, context, calls, 0, NULL};
+    return time_submissions(submit_calls, &job, 0, warmup, repetitions, calls);
+}
+
+wb_timing wb_time_gpu_graph(wb_gpu_stream_work work, void *context, int warmup, int repetitions,
+                            int calls)
+{
+    calls_job job = {NULL, work, context, calls, NULL, NULL};
+    CUDA_CHECK(cudaStreamCreateWithFlags(&job.stream, cudaStreamNonBlocking));
+#ifdef WB_SYNC_CHECK
+    wb_timing timing = time_submissions(submit_calls, &job, job.stream, warmup, repetitions,
+                                        calls);
+#else
+    cudaGraph_t graph;
+    CUDA_CHECK(cudaStreamBeginCapture(job.stream, cudaStreamCaptureModeThreadLocal));
+    submit_calls(&job);
+    CUDA_CHECK(cudaStreamEndCapture(job.stream, &graph));
+    CUDA_CHECK(cudaGraphInstantiate(&job.graph, graph, 0));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    wb_timing timing = time_submissions(submit_graph, &job, job.stream, warmup, repetitions,
+                                        calls);
+    CUDA_CHECK(cudaGraphExecDestroy(job.graph));
+#endif
+    CUDA_CHECK(cudaStreamDestroy(job.stream));
     return timing;
 }
 

@@ -166,6 +166,20 @@ wb_timing wb_time_gpu(wb_gpu_work work, void *context, int warmup, int repetitio
 wb_timing wb_time_gpu_calls(wb_gpu_work work, void *context, int warmup, int repetitions,
                             int calls);
 
+/* Work that launches only on `stream` and never synchronises. */
+typedef void (*wb_gpu_stream_work)(void *context, cudaStream_t stream);
+
+/* Captures `calls` runs of work, back to back on one stream, into a CUDA
+ * graph, then times launches of that graph like wb_time_gpu (warm-up
+ * launches first), the times given per call. The host submits one graph
+ * launch instead of every kernel of every call, so work shorter than a
+ * launch is timed on the GPU, not at the host's launch rate (which moves
+ * between runs). Checking builds (-Dchecking=true) synchronise after each
+ * launch, which a capture forbids: there the calls run uncaptured, back to
+ * back, as in wb_time_gpu_calls. */
+wb_timing wb_time_gpu_graph(wb_gpu_stream_work work, void *context, int warmup, int repetitions,
+                            int calls);
+
 /* Median of values (sorted in place). */
 double wb_median(double *values, int n);
 

@@ -10,10 +10,13 @@
  * copies of the input (ROTATE x 16 MB, far more than L2), so the table shows
  * DRAM bandwidth; the "one buffer" column shows the cached figure beside it.
  * Bandwidth counts the bytes read, 4 n (the partial sums are negligible).
- * Each timed repetition runs ROTATE reductions back to back between one
- * pair of events, and the time is per reduction: at 2^22 a reduction takes
- * a few microseconds, about what submitting and launching a kernel on an
- * idle GPU takes, so one call between two events would time the launch.
+ * Each timed repetition launches a CUDA graph of ROTATE reductions captured
+ * back to back, between one pair of events, and the time is per reduction:
+ * at 2^22 a reduction's kernels take a few microseconds each, less than the
+ * host needs to submit a launch, so launching them one by one (even many
+ * back to back) would time the host's launch rate, which moves between
+ * runs; in a graph the GPU starts each kernel as soon as the one before it
+ * ends.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -35,15 +38,16 @@ typedef struct {
     size_t cub_temp_bytes;
 } job;
 
-static void run(void *context)
+/* One reduction of the next input buffer, on `stream`. */
+static void run(void *context, cudaStream_t stream)
 {
     job *j = context;
     const int *in = j->in[j->next];
     j->next = (j->next + 1) % j->buffers;
     if (j->stage == CUB_ROW)
-        cub_sum(in, j->n, j->out, j->cub_temp, j->cub_temp_bytes);
+        cub_sum(in, j->n, j->out, j->cub_temp, j->cub_temp_bytes, stream);
     else
-        reduce_sum(j->stage, in, j->n, j->block_size, j->scratch, j->out);
+        reduce_sum_async(j->stage, in, j->n, j->block_size, j->scratch, j->out, stream);
 }
 
 /* Allocates `buffers` device copies of n random ints; returns their sum. */
@@ -86,7 +90,7 @@ static void validate(job *j, int expected)
 {
     int got;
     wb_poison_ints(j->out, 1);
-    run(j);
+    run(j, 0);
     CUDA_CHECK(cudaMemcpy(&got, j->out, sizeof got, cudaMemcpyDeviceToHost));
     if (got != expected)
         wb_fail("%s, n = %d, block %d: sum %d, expected %d; run the tests first",
@@ -94,12 +98,13 @@ static void validate(job *j, int expected)
                 got, expected);
 }
 
-/* Median milliseconds of one reduction of j's current stage and block,
- * ROTATE of them back to back per timed repetition (see the top). */
+/* Median milliseconds of one reduction of j's current stage and block:
+ * ROTATE of them, captured back to back into a CUDA graph, per timed launch
+ * (see the top). */
 static double time_ms(job *j, int expected, int reps)
 {
     validate(j, expected);
-    return wb_time_gpu_calls(run, j, 3, reps, ROTATE).median_ms;
+    return wb_time_gpu_graph(run, j, 3, reps, ROTATE).median_ms;
 }
 
 static double gbps(const job *j, double ms) { return wb_gbps(sizeof(int) * (double)j->n, ms); }
@@ -115,9 +120,9 @@ static void lecture_table(job *j, int expected, int first, int last, int reps, d
 {
     char title[512];
     snprintf(title, sizeof title,
-             "reduction, n = %d ints, blocks of %d, %s, median of %d runs of %d back-to-back "
-             "reductions over %d rotating buffers (DRAM); one buffer = the same input every "
-             "run (L2)\n"
+             "reduction, n = %d ints, blocks of %d, %s, median of %d launches of a CUDA graph of "
+             "%d back-to-back reductions over %d rotating buffers (DRAM); one buffer = the same "
+             "input every run (L2)\n"
              "copy bandwidth %.0f GB/s (read + write)",
              j->n, j->block_size, gpu, reps, ROTATE, j->buffers, copy);
     wb_table *table = wb_table_new("reduction-bench", title,

@@ -13,8 +13,9 @@ size_t cub_sum_temp_bytes(int n)
     return bytes;
 }
 
-void cub_sum(const int *d_in, int n, int *d_out, void *d_temp, size_t temp_bytes)
+void cub_sum(const int *d_in, int n, int *d_out, void *d_temp, size_t temp_bytes,
+             cudaStream_t stream)
 {
-    CUDA_CHECK(cub::DeviceReduce::Sum(d_temp, temp_bytes, d_in, d_out, n));
+    CUDA_CHECK(cub::DeviceReduce::Sum(d_temp, temp_bytes, d_in, d_out, n, stream));
     CUDA_CHECK_LAUNCH();
 }

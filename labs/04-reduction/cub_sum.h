@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include <cuda_runtime_api.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -11,8 +13,9 @@ extern "C" {
 /* Bytes of device temporary storage cub_sum needs for n ints. */
 size_t cub_sum_temp_bytes(int n);
 
-/* *d_out = sum of d_in[0 .. n), by CUB; asynchronous on the default stream. */
-void cub_sum(const int *d_in, int n, int *d_out, void *d_temp, size_t temp_bytes);
+/* *d_out = sum of d_in[0 .. n), by CUB; asynchronous on `stream`. */
+void cub_sum(const int *d_in, int n, int *d_out, void *d_temp, size_t temp_bytes,
+             cudaStream_t stream);
 
 #ifdef __cplusplus
 }

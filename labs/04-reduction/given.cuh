@@ -206,40 +206,42 @@ static unsigned pass_blocks(int stage, unsigned n, int block_size)
 }
 
 template <unsigned B>
-static void launch_unrolled(int stage, const int *in, int *out, unsigned n, unsigned blocks)
+static void launch_unrolled(int stage, const int *in, int *out, unsigned n, unsigned blocks,
+                            cudaStream_t stream)
 {
     if (stage == 5)
-        reduce_stage5<B><<<blocks, B, B * sizeof(int)>>>(in, out, n);
+        reduce_stage5<B><<<blocks, B, B * sizeof(int), stream>>>(in, out, n);
     else
-        reduce_stage6<B><<<blocks, B, B * sizeof(int)>>>(in, out, n);
+        reduce_stage6<B><<<blocks, B, B * sizeof(int), stream>>>(in, out, n);
 }
 
 /* One pass: blocks partial sums of in[0 .. n) into out[0 .. blocks). */
 static void launch_pass(int stage, const int *in, int *out, unsigned n, unsigned blocks,
-                        int block_size)
+                        int block_size, cudaStream_t stream)
 {
     size_t smem = block_size * sizeof(int);
     switch (stage) {
-    case 0: reduce_stage0<<<blocks, block_size, smem>>>(in, out, n); break;
-    case 1: reduce_stage1<<<blocks, block_size, smem>>>(in, out, n); break;
-    case 2: reduce_stage2<<<blocks, block_size, smem>>>(in, out, n); break;
-    case 3: reduce_stage3<<<blocks, block_size, smem>>>(in, out, n); break;
-    case 4: reduce_stage4<<<blocks, block_size, smem>>>(in, out, n); break;
+    case 0: reduce_stage0<<<blocks, block_size, smem, stream>>>(in, out, n); break;
+    case 1: reduce_stage1<<<blocks, block_size, smem, stream>>>(in, out, n); break;
+    case 2: reduce_stage2<<<blocks, block_size, smem, stream>>>(in, out, n); break;
+    case 3: reduce_stage3<<<blocks, block_size, smem, stream>>>(in, out, n); break;
+    case 4: reduce_stage4<<<blocks, block_size, smem, stream>>>(in, out, n); break;
     default:
         // Templates need the block size at compile time: one instance each.
         switch (block_size) {
-        case 1024: launch_unrolled<1024>(stage, in, out, n, blocks); break;
-        case 512: launch_unrolled<512>(stage, in, out, n, blocks); break;
-        case 256: launch_unrolled<256>(stage, in, out, n, blocks); break;
-        case 128: launch_unrolled<128>(stage, in, out, n, blocks); break;
-        case 64: launch_unrolled<64>(stage, in, out, n, blocks); break;
-        case 32: launch_unrolled<32>(stage, in, out, n, blocks); break;
+        case 1024: launch_unrolled<1024>(stage, in, out, n, blocks, stream); break;
+        case 512: launch_unrolled<512>(stage, in, out, n, blocks, stream); break;
+        case 256: launch_unrolled<256>(stage, in, out, n, blocks, stream); break;
+        case 128: launch_unrolled<128>(stage, in, out, n, blocks, stream); break;
+        case 64: launch_unrolled<64>(stage, in, out, n, blocks, stream); break;
+        case 32: launch_unrolled<32>(stage, in, out, n, blocks, stream); break;
         }
     }
     CUDA_CHECK_LAUNCH();
 }
 
-void reduce_sum(int stage, const int *d_in, int n, int block_size, int *d_scratch, int *d_out)
+void reduce_sum_async(int stage, const int *d_in, int n, int block_size, int *d_scratch,
+                      int *d_out, cudaStream_t stream)
 {
     if (stage < 0 || stage >= REDUCE_STAGES)
         wb_fail("reduce_sum: stage %d does not exist (0 to %d)", stage, REDUCE_STAGES - 1);
@@ -250,18 +252,18 @@ void reduce_sum(int stage, const int *d_in, int n, int block_size, int *d_scratc
     if (n < 0)
         wb_fail("reduce_sum: n = %d is negative", n);
     if (n == 0) {   // the empty sum; a grid of 0 blocks would be a launch error
-        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(int)));
+        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(int), stream));
         return;
     }
     if (stage == 7) {
         if ((uintptr_t)d_in % 16 != 0)
             wb_fail("reduce_sum: stage 7 reads 16-byte vectors and needs a 16-byte aligned "
                     "input (cudaMalloc gives one)");
-        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(int)));
+        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(int), stream));
         unsigned vectors = ((unsigned)n + 3) / 4;
         unsigned blocks = min_u((vectors + block_size - 1) / block_size,
                                 reduce_resident_blocks(7, block_size));
-        reduce_stage7<<<blocks, block_size>>>(d_in, d_out, (unsigned)n);
+        reduce_stage7<<<blocks, block_size, 0, stream>>>(d_in, d_out, (unsigned)n);
         CUDA_CHECK_LAUNCH();
         return;
     }
@@ -271,11 +273,16 @@ void reduce_sum(int stage, const int *d_in, int n, int block_size, int *d_scratc
     const int *in = d_in;
     for (int pass = 0;; pass++) {
         int *out = blocks == 1 ? d_out : halves[pass % 2];
-        launch_pass(stage, in, out, (unsigned)n, blocks, block_size);
+        launch_pass(stage, in, out, (unsigned)n, blocks, block_size, stream);
         if (blocks == 1)
             return;
         in = out;
         n = (int)blocks;
         blocks = pass_blocks(stage, blocks, block_size);
     }
+}
+
+void reduce_sum(int stage, const int *d_in, int n, int block_size, int *d_scratch, int *d_out)
+{
+    reduce_sum_async(stage, d_in, n, block_size, d_scratch, d_out, 0);
 }

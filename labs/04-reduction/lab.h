@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include <cuda_runtime_api.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -36,6 +38,11 @@ unsigned reduce_resident_blocks(int stage, int block_size);
  * outside 0-7 or an unsupported block size is reported through wb_fail. */
 void reduce_sum(int stage, const int *d_in, int n, int block_size, int *d_scratch,
                 int *d_out);
+
+/* reduce_sum on `stream` instead of the default stream: the benchmark
+ * captures it into a CUDA graph (wb_time_gpu_graph). */
+void reduce_sum_async(int stage, const int *d_in, int n, int block_size, int *d_scratch,
+                      int *d_out, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

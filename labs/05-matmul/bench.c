@@ -118,6 +118,30 @@ static double bench_size(int m, int n, int k, int only_stage, int reps, bool *ok
     return best / cublas_gflops;
 }
 
+/* The roofline's ceilings, measured or derived in this run: the copy
+ * bandwidth (DRAM), the FP32 peak and the shared-memory bandwidth, both at
+ * the SM clock's peak (the clocks line above says what it ran at). */
+static void ceilings_table(void)
+{
+    wb_device dev = wb_device_info();
+    double clock_ghz = dev.clock_khz * 1e-6;
+    /* 32 banks x 4 bytes per clock per SM (one "wavefront" of 128 bytes). */
+    double shared_gbps = dev.sm_count * 128.0 * clock_ghz;
+    wb_table *table = wb_table_new(
+        "matmul-ceilings",
+        "the roofline's ceilings, this run (labs/05-matmul/roofline.py reads them)",
+        "ceiling|value|unit|how");
+    wb_table_row(table, "DRAM|%.0f|GB/s|device-to-device copy, bytes read + written, measured",
+                 wb_copy_bandwidth_gbps());
+    double fp32 = wb_fp32_peak_gflops();
+    wb_table_row(table, "FP32|%.0f|GFLOP/s|%d SMs x %.0f FP32 lanes x 2 x %.0f MHz", fp32,
+                 dev.sm_count, fp32 / (2.0 * dev.sm_count * clock_ghz), clock_ghz * 1e3);
+    wb_table_row(table, "shared memory|%.0f|GB/s|%d SMs x 32 banks x 4 B x %.0f MHz", shared_gbps,
+                 dev.sm_count, clock_ghz * 1e3);
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+}
+
 int main(int argc, char **argv)
 {
     int only_stage = WB_ALL_STAGES, reps = 10, size[3] = {0, 0, 0};
@@ -145,6 +169,7 @@ int main(int argc, char **argv)
     wb_bench_need_gpu();
 
     bool ok = true;
+    ceilings_table();
     if (size[0]) {
         bench_size(size[0], size[1], size[2], only_stage, reps, &ok);
         return ok ? 0 : 1;
