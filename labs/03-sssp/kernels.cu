@@ -87,7 +87,7 @@ __device__ void relax_out_edges_stage2(sssp_graph g, int *dist, int u, int du, r
 __device__ void relax_edge_stage3(sssp_graph g, int *dist, int e, int du, near_far nf)
 {
     // TODO 6 (optional): relax edge e of a node at distance du as in stage
-    // 3; push an improved node to the near list (nf.near.out, nf.queued)
+    // 2; push an improved node to the near list (nf.near.out, nf.queued)
     // when its new distance is below nf.threshold, else to the far pile
     // (nf.far, nf.far_count, nf.far_queued).
     (void)g, (void)dist, (void)e, (void)du, (void)nf;   // (delete this line once you use them)
