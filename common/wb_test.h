@@ -143,7 +143,7 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
  * kernels.cu under test, function by function (common/wb_rules.c says
  * exactly what counts):
  *
- *     WB_SOURCE_RULES_TEST(source_rules, stage3_memory_order,
+ *     WB_SOURCE_RULES_TEST(source_rules, stage2_memory_order,
  *         {"push", .orderings = 1, .fresh_accesses = 2,
  *          .why = "without a fence before the flag, ..."})
  *

@@ -5,7 +5,7 @@ student's file next to it.
 Where the skeleton comes from: grading/skeletons/<folder>/kernels.cu when the
 copy ships one; else git (`--from REV`, default HEAD) when kernels.cu is
 tracked there. A stage's section runs from a rule comment naming the stage
-("/* ===== stage 2 */", "// ---- stages 4 and 5: ...") to the next rule
+("/* ===== stage 1 */", "// ---- stages 3 and 4: ...") to the next rule
 comment; labs whose skeleton has no such sections are reset whole.
 """
 import argparse
@@ -42,7 +42,7 @@ def skeleton_text(folder, rev):
 
 def stages_of(title):
     """The stages a rule comment's title names: "stage 3" -> [3],
-    "stages 4 and 5: ..." -> [4, 5], anything else -> []."""
+    "stages 3 and 4: ..." -> [3, 4], anything else -> []."""
     match = re.match(r"stages?\s+([\d,\sand]+)", title.lower())
     return [int(n) for n in re.findall(r"\d+", match.group(1))] if match else []
 

@@ -166,22 +166,22 @@ class Reset(unittest.TestCase):
 
     def test_whole_file_with_a_backup(self):
         mine = self.copy / "labs" / "02-atomics" / "kernels.cu"
-        mine.write_text(self.edit(1, 2))
+        mine.write_text(self.edit(0, 1))
         out = self.reset("atomics")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertEqual(mine.read_text(), self.skeleton)
         backups = list(mine.parent.glob("kernels.cu.*.bak"))
         self.assertEqual(len(backups), 1)
-        self.assertIn("my work on stage 2", backups[0].read_text())
+        self.assertIn("my work on stage 1", backups[0].read_text())
         self.assertIn(str(backups[0].relative_to(self.copy)), out.stdout, "says where the backup is")
         self.assertIn("nothing to do", self.reset("atomics").stdout)
 
     def test_one_stage_keeps_the_others(self):
         mine = self.copy / "labs" / "02-atomics" / "kernels.cu"
-        mine.write_text(self.edit(2, 3))
-        out = self.reset("atomics", "2")
+        mine.write_text(self.edit(1, 2))
+        out = self.reset("atomics", "1")
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertEqual(mine.read_text(), self.edit(3))
+        self.assertEqual(mine.read_text(), self.edit(2))
 
     def test_a_lab_without_stage_sections_is_reset_whole(self):
         out = self.reset("vector-add", "0")

@@ -32,22 +32,22 @@ static void run(void *context)
 {
     job *j = context;
     switch (j->stage) {
-    case 1:
+    case 0:
         (j->version ? counter_atomic : counter_racy)(j->a, j->slots, j->n / block_size, block_size);
         break;
-    case 2:
+    case 1:
         reduce_atomic(j->a, j->n, j->b, j->slots, j->op, (reduce_version)j->version, block_size);
         break;
-    case 3:
+    case 2:
         locked_tally(j->a, j->n, j->tallies, j->b, j->slots, (lock_kind)j->version, block_size);
         break;
-    case 4:
+    case 3:
         if (j->version == 0)
             single_per_grid(j->a, j->b, j->c, j->n / block_size, block_size);
         else
             single_per_block(j->b, j->c, j->n / block_size, block_size);
         break;
-    case 5:
+    case 4:
         worklist_push(j->a, j->n, j->b, j->c, j->slots, j->capacity, (push_version)j->version,
                       block_size);
         break;
@@ -112,11 +112,11 @@ static void expect(bool ok, const char *what)
                 "(meson test --suite atomics)", what);
 }
 
-static void stage1(int n)
+static void stage0(int n)
 {
     int low = 1 << 16;
-    job j = {.stage = 1, .n = n / block_size * block_size, .a = device_ints(low)};
-    wb_table *t = wb_table_new("atomics-stage1", "stage 1: counter, one increment per thread",
+    job j = {.stage = 0, .n = n / block_size * block_size, .a = device_ints(low)};
+    wb_table *t = wb_table_new("atomics-stage0", "stage 0: counter, one increment per thread",
                                "version|counters|M increments/s|final x[0]|speedup");
     for (int c = 0; c < 2; c++) {
         int slots = c == 0 ? HIGH : low;
@@ -136,10 +136,10 @@ static void stage1(int n)
     free_job(&j);
 }
 
-static bool stage2(int n, double copy, double target)
+static bool stage1(int n, double copy, double target)
 {
     int low = 4096;
-    job j = {.stage = 2, .n = n, .a = random_ints(n, -1000, 1000, "atomics bench sum"),
+    job j = {.stage = 1, .n = n, .a = random_ints(n, -1000, 1000, "atomics bench sum"),
              .b = device_ints(low)};
     int *host = malloc(sizeof(int) * (size_t)n), expected[2] = {0, INT_MIN};
     if (!host)
@@ -152,10 +152,10 @@ static bool stage2(int n, double copy, double target)
     }
     free(host);
     char title[200];
-    snprintf(title, sizeof title, "stage 2: sum and max of %d ints (%.0f MB); copy bandwidth "
+    snprintf(title, sizeof title, "stage 1: sum and max of %d ints (%.0f MB); copy bandwidth "
              "%.0f GB/s", n, 4.0 * n / 1e6, copy);
     wb_table *t = wb_table_new(
-        "atomics-stage2", title,
+        "atomics-stage1", title,
         "op|version|slots|time (ms)|M elements/s|GB/s read|% of copy|speedup");
     double block_sum_gbps = 0;
     for (int op = REDUCE_SUM; op <= REDUCE_MAX; op++)
@@ -181,7 +181,7 @@ static bool stage2(int n, double copy, double target)
     /* Under high contention the per-block sum is limited by its atomics on
      * one address as much as by memory: larger blocks make fewer of them. */
     int chosen_block = block_size;
-    t = wb_table_new("atomics-stage2-blocks", "stage 2: per-block sum into one slot, by block size",
+    t = wb_table_new("atomics-stage1-blocks", "stage 1: per-block sum into one slot, by block size",
                      "block|time (ms)|GB/s read|% of copy");
     j.op = REDUCE_SUM;
     j.version = REDUCE_PER_BLOCK;
@@ -203,14 +203,14 @@ static bool stage2(int n, double copy, double target)
     return met;
 }
 
-static void stage3(void)
+static void stage2(void)
 {
     /* One lock serialises every thread: keep that run small. */
     static const int sizes[2][2] = {{HIGH, 1 << 14}, {1 << 16, 1 << 22}};
-    job j = {.stage = 3, .a = random_ints(1 << 22, -1000, 1000, "atomics bench lock"),
+    job j = {.stage = 2, .a = random_ints(1 << 22, -1000, 1000, "atomics bench lock"),
              .b = device_ints(1 << 16)};
     CUDA_CHECK(cudaMalloc((void **)&j.tallies, sizeof(tally) << 16));
-    wb_table *t = wb_table_new("atomics-stage3", "stage 3: locked update of {sum, count, max}",
+    wb_table *t = wb_table_new("atomics-stage2", "stage 2: locked update of {sum, count, max}",
                                "lock|locks|threads|M updates/s|count in slot 0|speedup");
     for (int k = 0; k < 2; k++) {
         double base = 0;
@@ -233,12 +233,12 @@ static void stage3(void)
     free_job(&j);
 }
 
-static void stage4(int n)
+static void stage3(int n)
 {
-    job j = {.stage = 4, .n = n / block_size * block_size, .a = device_ints(1)};
+    job j = {.stage = 3, .n = n / block_size * block_size, .a = device_ints(1)};
     j.b = device_ints((size_t)(j.n / block_size));
     j.c = device_ints((size_t)(j.n / block_size));
-    wb_table *t = wb_table_new("atomics-stage4", "stage 4: single, one atomicCAS per thread",
+    wb_table *t = wb_table_new("atomics-stage3", "stage 3: single, one atomicCAS per thread",
                                "version|threads|M threads/s|sections run");
     for (j.version = 0; j.version < 2; j.version++) {
         double ms = time_ms(&j);
@@ -251,10 +251,10 @@ static void stage4(int n)
     free_job(&j);
 }
 
-static bool stage5(int n)
+static bool stage4(int n)
 {
     int low = 1024;
-    job j = {.stage = 5, .n = n, .a = random_ints(n, 0, WORKLIST_MAX_PUSH, "atomics bench push")};
+    job j = {.stage = 4, .n = n, .a = random_ints(n, 0, WORKLIST_MAX_PUSH, "atomics bench push")};
     long long items = 0;
     int *counts = malloc(sizeof(int) * (size_t)n);
     if (!counts)
@@ -271,9 +271,9 @@ static bool stage5(int n)
     j.b = device_ints(room);
     j.c = device_ints(low);
     char title[160];
-    snprintf(title, sizeof title, "stage 5: worklist push, %d threads, %lld items (0..%d per "
+    snprintf(title, sizeof title, "stage 4: worklist push, %d threads, %lld items (0..%d per "
              "thread)", n, items, WORKLIST_MAX_PUSH);
-    wb_table *t = wb_table_new("atomics-stage5", title,
+    wb_table *t = wb_table_new("atomics-stage4", title,
                                "version|lists|time (ms)|M items/s|speedup");
     double warp_speedup = 0;
     for (int c = 0; c < 2; c++) {
@@ -301,10 +301,10 @@ static bool stage5(int n)
     return met;
 }
 
-static void stage6(int n)
+static void stage5(int n)
 {
-    job j = {.stage = 6, .n = n, .a = device_ints((size_t)n + (1 << 16))};
-    wb_table *t = wb_table_new("atomics-stage6", "stage 6: lock-free list insert (CAS retry loop)",
+    job j = {.stage = 5, .n = n, .a = device_ints((size_t)n + (1 << 16))};
+    wb_table *t = wb_table_new("atomics-stage5", "stage 5: lock-free list insert (CAS retry loop)",
                                "anchors|inserts|time (ms)|M inserts/s");
     for (int c = 0; c < 2; c++) {
         j.slots = c == 0 ? HIGH : 1 << 16;
@@ -323,10 +323,10 @@ int main(int argc, char **argv)
     int stage = WB_ALL_STAGES, n = 1 << 26;
     double target = 0.8;
     const wb_option options[] = {
-        {"stage", "S", WB_INT, &stage, 1, 6, "time only stage S (default: all)"},
+        {"stage", "S", WB_INT, &stage, 0, 5, "time only stage S (default: all)"},
         {"n", "N", WB_INT, &n, 4096, INT_MAX / 2,
-         "scales the work: stage 2 reduces N ints (default 2^26), the others use N/4 threads "
-         "(default 2^24; stage 6 inserts N/1024 nodes)"},
+         "scales the work: stage 1 reduces N ints (default 2^26), the others use N/4 threads "
+         "(default 2^24; stage 5 inserts N/1024 nodes)"},
         {"block", "B", WB_WARPS, &block_size, 32, 1024,
          "threads per block, a multiple of 32"},
         WB_REPS_OPTION(reps),
@@ -346,11 +346,11 @@ int main(int argc, char **argv)
            "(correctness is the tests' job: run `meson test --suite atomics` first)\n\n",
            dev.name, dev.sm_count, block_size, reps, copy);
     bool all = stage == WB_ALL_STAGES, met = true;
-    if (all || stage == 1) stage1(n / 4);
-    if (all || stage == 2) met &= stage2(n, copy, target);
-    if (all || stage == 3) stage3();
-    if (all || stage == 4) stage4(n / 4);
-    if (all || stage == 5) met &= stage5(n / 4);
-    if (all || stage == 6) stage6(n / 1024);
+    if (all || stage == 0) stage0(n / 4);
+    if (all || stage == 1) met &= stage1(n, copy, target);
+    if (all || stage == 2) stage2();
+    if (all || stage == 3) stage3(n / 4);
+    if (all || stage == 4) met &= stage4(n / 4);
+    if (all || stage == 5) stage5(n / 1024);
     return met ? 0 : 1;
 }

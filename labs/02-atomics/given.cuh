@@ -45,7 +45,7 @@ static void fill_ints(int *x, int n, int value)
     CUDA_CHECK_LAUNCH();
 }
 
-/* ================================================================ stage 1 */
+/* ================================================================ stage 0 */
 
 // The lecture's counter. ++ is a load, an add and a store; two threads that
 // load the same old value both store old + 1.
@@ -89,7 +89,7 @@ __device__ __forceinline__ int relaxed_load(int *p)
     return cuda::atomic_ref<int, cuda::thread_scope_device>(*p).load(cuda::memory_order_relaxed);
 }
 
-/* ================================================================ stage 2 */
+/* ================================================================ stage 1 */
 
 // The two operations differ only in their identity, their fold and their
 // atomic, so each kernel is written once for both.
@@ -159,7 +159,7 @@ void reduce_atomic(const int *in, int n, int *out, int slots, reduce_op op,
         reduce_launch<Max>(in, n, out, slots, version, block_size);
 }
 
-/* ================================================================ stage 3 */
+/* ================================================================ stage 2 */
 
 // The lecture's wrong locks, kept to experiment with.
 struct NoLock {
@@ -232,7 +232,7 @@ void locked_tally(const int *values, int n, tally *tallies, int *locks, int slot
     CUDA_CHECK_LAUNCH();
 }
 
-/* ================================================================ stage 4 */
+/* ================================================================ stage 3 */
 
 // The section that must run once.
 __device__ void single_section(int *hits, int *who, int s)
@@ -262,7 +262,7 @@ void single_per_block(int *hits, int *who, int blocks, int block_size)
     CUDA_CHECK_LAUNCH();
 }
 
-/* ================================================================ stage 5 */
+/* ================================================================ stage 4 */
 
 // A thread's share of the work and where its items go. Threads past the end
 // push nothing but still take part in warp and block steps.
@@ -314,7 +314,7 @@ void worklist_push(const int *counts, int threads, int *items, int *sizes, int l
     CUDA_CHECK_LAUNCH();
 }
 
-/* ================================================================ stage 6 */
+/* ================================================================ stage 5 */
 
 // Anchors 0 -> 1 -> ... -> anchors - 1 -> end.
 __global__ void list_init_kernel(int *next, int anchors)

@@ -4,14 +4,14 @@
  * Your task: the numbered TODOs, stage by stage. Read handouts/02-atomics.md
  * first. Check your work with
  *     meson test -C build --suite atomics-student --print-errorlogs
- * (one stage: build/atomics-student --filter 'atomics/stage3*') and ask for a
- * hint with `grading/workbook hint atomics 3`. Six stages, from the lecture:
- *   1. ++x[0] loses updates; atomicAdd makes the count exact.
- *   2. sum and max with atomics: per element, per block, per warp.
- *   3. a spin lock from atomicCAS around a multi-field update.
- *   4. "single": one thread of the grid, or of each block, with atomicCAS.
- *   5. worklist push: an atomic per item, per thread, per warp, per block.
- *   6. lock-free insert into a linked list with an atomicCAS retry loop.
+ * (one stage: build/atomics-student --filter 'atomics/stage2*') and ask for a
+ * hint with `grading/workbook hint atomics 2`. Six stages, from the lecture:
+ *   0. ++x[0] loses updates; atomicAdd makes the count exact.
+ *   1. sum and max with atomics: per element, per block, per warp.
+ *   2. a spin lock from atomicCAS around a multi-field update.
+ *   3. "single": one thread of the grid, or of each block, with atomicCAS.
+ *   4. worklist push: an atomic per item, per thread, per warp, per block.
+ *   5. lock-free insert into a linked list with an atomicCAS retry loop.
  * Every kernel maps block b onto a "slot" b % slots (or a list) so that the
  * same code runs under high contention (one slot) and low contention (many).
  * The rest is given in given.cuh, included at the top: the entry points'
@@ -25,7 +25,7 @@
 // Given, the same for every stage and both sides: checks, launches, helpers.
 #include "given.cuh"
 
-/* ================================================================ stage 1 */
+/* ================================================================ stage 0 */
 
 __global__ void counter_atomic_kernel(int *x, int slots)
 {
@@ -33,7 +33,7 @@ __global__ void counter_atomic_kernel(int *x, int slots)
     // many threads of the grid hit the same counter at once.
 }
 
-/* ================================================================ stage 2 */
+/* ================================================================ stage 1 */
 
 template <class Op> __global__ void reduce_per_element(const int *in, int n, int *out, int slots)
 {
@@ -57,7 +57,7 @@ template <class Op> __global__ void reduce_per_warp(const int *in, int n, int *o
     // into out[blockIdx.x % slots].
 }
 
-/* ================================================================ stage 3 */
+/* ================================================================ stage 2 */
 
 struct SpinLock {
     // TODO 5: return only once this thread owns the lock: *word goes from 0
@@ -68,7 +68,7 @@ struct SpinLock {
     __device__ static void unlock(int *word) {}
 };
 
-/* ================================================================ stage 4 */
+/* ================================================================ stage 3 */
 
 __global__ void single_per_grid_kernel(int *flag, int *hits, int *who)
 {
@@ -84,7 +84,7 @@ __global__ void single_per_block_kernel(int *hits, int *who)
     single_section(hits, who, blockIdx.x);
 }
 
-/* ================================================================ stage 5 */
+/* ================================================================ stage 4 */
 
 // In every version, thread t = blockIdx.x * blockDim.x + threadIdx.x pushes
 // push_count(a, t) items into list blockIdx.x % a.lists, whose length is
@@ -121,7 +121,7 @@ __global__ void push_prefix_sum(push_args a)
     // block reserves the block's range.
 }
 
-/* ================================================================ stage 6 */
+/* ================================================================ stage 5 */
 
 __global__ void list_insert_kernel(int *next, int anchors, int inserts)
 {

@@ -11,14 +11,14 @@
 extern "C" {
 #endif
 
-/* ---- stage 1: a counter. Thread g of a grid of blocks x block_size threads
+/* ---- stage 0: a counter. Thread g of a grid of blocks x block_size threads
  * adds 1 to x[g % slots] (slots = 1: every thread on one word). Both clear
  * x[0 .. slots) first. counter_racy is the lecture's ++x[0] (given code);
  * counter_atomic is exact. */
 void counter_racy(int *x, int slots, int blocks, int block_size);
 void counter_atomic(int *x, int slots, int blocks, int block_size);
 
-/* ---- stage 2: sum and maximum with atomics. Block b folds its elements of
+/* ---- stage 1: sum and maximum with atomics. Block b folds its elements of
  * in[0 .. n) into out[b % slots], which the call first sets to 0 (sum) or
  * INT_MIN (max). Each block covers REDUCE_ITEMS * block_size consecutive
  * elements. Sums wrap around like any int addition. */
@@ -34,7 +34,7 @@ extern const char *const reduce_version_names[REDUCE_VERSIONS];
 void reduce_atomic(const int *in, int n, int *out, int slots, reduce_op op,
                    reduce_version version, int block_size);
 
-/* ---- stage 3: a lock around an update no single atomic does. Thread i
+/* ---- stage 2: a lock around an update no single atomic does. Thread i
  * adds values[i] into tallies[i % slots] (count + 1, sum + value, max) under
  * locks[i % slots]. The call clears tallies, and sets max to INT_MIN and
  * the locks to 0, first. Only LOCK_SPIN is a working lock; the others are
@@ -55,7 +55,7 @@ extern const char *const lock_kind_names[LOCK_KINDS];
 void locked_tally(const int *values, int n, tally *tallies, int *locks, int slots,
                   lock_kind kind, int block_size);
 
-/* ---- stage 4: "single". Exactly one thread of the grid (single_per_grid)
+/* ---- stage 3: "single". Exactly one thread of the grid (single_per_grid)
  * or of each block (single_per_block) runs the section, which adds 1 to
  * hits[s] and writes its global thread number into who[s], where s is 0 for
  * the grid and blockIdx.x per block. The call clears hits[0 .. 1 or blocks)
@@ -63,7 +63,7 @@ void locked_tally(const int *values, int n, tally *tallies, int *locks, int slot
 void single_per_grid(int *flag, int *hits, int *who, int blocks, int block_size);
 void single_per_block(int *hits, int *who, int blocks, int block_size);
 
-/* ---- stage 5: worklist push. Thread t (0 <= t < threads) pushes counts[t]
+/* ---- stage 4: worklist push. Thread t (0 <= t < threads) pushes counts[t]
  * items (0 <= counts[t] <= WORKLIST_MAX_PUSH), the items worklist_item(t, k)
  * for k = 0 .. counts[t] - 1, into list (t / block_size) % lists. List L
  * holds its items at items[L * capacity ...] and its length at sizes[L]; the
@@ -81,7 +81,7 @@ extern const char *const push_version_names[PUSH_VERSIONS];
 void worklist_push(const int *counts, int threads, int *items, int *sizes, int lists,
                    int capacity, push_version version, int block_size);
 
-/* ---- stage 6: a lock-free linked list of node numbers; next[v] is the node
+/* ---- stage 5: a lock-free linked list of node numbers; next[v] is the node
  * after v, -1 ends the list. The call first links the anchors 0 -> 1 -> ...
  * -> anchors - 1, then thread t inserts the new node anchors + t right after
  * anchor t % anchors, all at once. next holds anchors + inserts ints. */

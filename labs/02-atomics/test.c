@@ -75,14 +75,14 @@ static int whole_gpu_blocks(int block_size)
     return wb_device_info().sm_count * (threads_per_sm / block_size);
 }
 
-/* -------------------------------------------------------------- stage 1 */
+/* -------------------------------------------------------------- stage 0 */
 
 typedef struct {
     int blocks;   /* > 0: that many; -k: k times the whole GPU */
     int block_size;
 } grid_shape;
 
-ParameterizedTestParameters(atomics, stage1_counter_exact)
+ParameterizedTestParameters(atomics, stage0_counter_exact)
 {
     static grid_shape shapes[] = {{1, 1}, {1, 32}, {1, 1024}, {7, 100}, {-1, 1024}, {-4, 256}};
     return cr_make_param_array(grid_shape, shapes, sizeof shapes / sizeof shapes[0]);
@@ -91,7 +91,7 @@ ParameterizedTestParameters(atomics, stage1_counter_exact)
 /* All threads on one word: the 32 threads of a warp run a plain x += 1 as one
  * load and one store, so without an atomic a whole GPU of them loses
  * updates every time (lab 02's benchmark: 313 of 16,777,216 survive). */
-ParameterizedTest(grid_shape *shape, atomics, stage1_counter_exact,
+ParameterizedTest(grid_shape *shape, atomics, stage0_counter_exact,
                   .description = "K1 x K2 threads add 1 to one counter: exactly K1 * K2")
 {
     int blocks = shape->blocks > 0 ? shape->blocks
@@ -114,7 +114,7 @@ ParameterizedTest(grid_shape *shape, atomics, stage1_counter_exact,
     wb_guarded_free(x);
 }
 
-Test(atomics, stage1_counter_slots, .description = "threads spread over 1000 counters")
+Test(atomics, stage0_counter_slots, .description = "threads spread over 1000 counters")
 {
     const int slots = 1000, blocks = 333, block_size = 96;
     int *x = device_ints(slots);
@@ -132,7 +132,7 @@ Test(atomics, stage1_counter_slots, .description = "threads spread over 1000 cou
     wb_guarded_free(x);
 }
 
-/* -------------------------------------------------------------- stage 2 */
+/* -------------------------------------------------------------- stage 1 */
 
 typedef struct {
     reduce_op op;
@@ -192,13 +192,13 @@ static reduce_case reduce_cases[] = {
     {REDUCE_MAX, REDUCE_PER_ELEMENT}, {REDUCE_MAX, REDUCE_PER_BLOCK}, {REDUCE_MAX, REDUCE_PER_WARP},
 };
 
-ParameterizedTestParameters(atomics, stage2_reduce)
+ParameterizedTestParameters(atomics, stage1_reduce)
 {
     return cr_make_param_array(reduce_case, reduce_cases,
                                sizeof reduce_cases / sizeof reduce_cases[0]);
 }
 
-ParameterizedTest(reduce_case *c, atomics, stage2_reduce,
+ParameterizedTest(reduce_case *c, atomics, stage1_reduce,
                   .description = "sum and max, exact, one slot and many, awkward sizes")
 {
     /* 1 element; less than a block; no multiple of 96 * 4 or 256 * 4; large. */
@@ -223,7 +223,7 @@ ParameterizedTest(reduce_case *c, atomics, stage2_reduce,
 
 /* The n = 0 path is given code (it only sets the identity): it passes on the
  * skeleton and scores nothing (rubric: given). */
-Test(atomics, stage2_empty, .description = "n = 0 gives the identity")
+Test(atomics, stage1_empty, .description = "n = 0 gives the identity")
 {
     int *out = device_ints(2);
     reduce_atomic(NULL, 0, out, 1, REDUCE_SUM, REDUCE_PER_WARP, 256);
@@ -236,7 +236,7 @@ Test(atomics, stage2_empty, .description = "n = 0 gives the identity")
     wb_guarded_free(out);
 }
 
-/* -------------------------------------------------------------- stage 3 */
+/* -------------------------------------------------------------- stage 2 */
 
 /* Runs locked_tally on values (host) and returns the tallies (host memory,
  * slots of them, observed); fails when a write landed outside the tallies or
@@ -291,13 +291,13 @@ static void check_lock(int n, int slots)
     free(expected);
 }
 
-Test(atomics, stage3_lock_one_slot, .timeout = 20,
+Test(atomics, stage2_lock_one_slot, .timeout = 20,
      .description = "20000 threads take turns on one lock; a deadlock times out")
 {
     check_lock(20000, 1);
 }
 
-Test(atomics, stage3_lock_many_slots, .timeout = 20,
+Test(atomics, stage2_lock_many_slots, .timeout = 20,
      .description = "2^20 threads over 1000 locks")
 {
     check_lock(1 << 20, 1000);
@@ -309,7 +309,7 @@ Test(atomics, stage3_lock_many_slots, .timeout = 20,
  * survives. That follows from a warp running a load for all its threads at
  * once, which every NVIDIA GPU does; if this ever passes zero lost updates,
  * the handout's claim is wrong. */
-Test(atomics, stage3_no_lock_loses_updates, .description = "the same update without the lock")
+Test(atomics, stage2_no_lock_loses_updates, .description = "the same update without the lock")
 {
     const int n = 1 << 16;
     int *values = host_ints(n);
@@ -322,9 +322,9 @@ Test(atomics, stage3_no_lock_loses_updates, .description = "the same update with
     free(got);
 }
 
-/* -------------------------------------------------------------- stage 4 */
+/* -------------------------------------------------------------- stage 3 */
 
-Test(atomics, stage4_single_per_grid,
+Test(atomics, stage3_single_per_grid,
      .description = "one thread of the whole grid runs the section")
 {
     static const int grids[][2] = {{1, 32}, {1, 1000}, {5000, 256}};
@@ -356,7 +356,7 @@ Test(atomics, stage4_single_per_grid,
     wb_guarded_free(who);
 }
 
-Test(atomics, stage4_single_per_block, .description = "one thread of each block runs the section")
+Test(atomics, stage3_single_per_block, .description = "one thread of each block runs the section")
 {
     const int blocks = 3000, block_size = 200;
     int *hits = device_ints(blocks), *who = device_ints(blocks);
@@ -378,7 +378,7 @@ Test(atomics, stage4_single_per_block, .description = "one thread of each block 
     wb_guarded_free(who);
 }
 
-/* -------------------------------------------------------------- stage 5 */
+/* -------------------------------------------------------------- stage 4 */
 
 static int compare_ints(const void *a, const void *b)
 {
@@ -467,14 +467,14 @@ static void check_worklist(push_version version, int threads, const worklist_sha
     wb_guarded_free(sizes);
 }
 
-ParameterizedTestParameters(atomics, stage5_worklist)
+ParameterizedTestParameters(atomics, stage4_worklist)
 {
     static push_version versions[] = {PUSH_PER_ITEM, PUSH_PER_THREAD, PUSH_PER_WARP,
                                       PUSH_PREFIX_SUM};
     return cr_make_param_array(push_version, versions, sizeof versions / sizeof versions[0]);
 }
 
-ParameterizedTest(push_version *version, atomics, stage5_worklist,
+ParameterizedTest(push_version *version, atomics, stage4_worklist,
                   .description = "every item exactly once, no gaps, never past the capacity")
 {
     static const int threads[] = {1, 33, 1000, 100003, 1 << 18};
@@ -491,7 +491,7 @@ ParameterizedTest(push_version *version, atomics, stage5_worklist,
             check_worklist(*version, threads[k], &shapes[s]);
 }
 
-/* -------------------------------------------------------------- stage 6 */
+/* -------------------------------------------------------------- stage 5 */
 
 static void check_list(int anchors, int inserts)
 {
@@ -530,14 +530,14 @@ static void check_list(int anchors, int inserts)
     wb_guarded_free(next);
 }
 
-Test(atomics, stage6_list_one_anchor, .timeout = 20,
+Test(atomics, stage5_list_one_anchor, .timeout = 20,
      .description = "10^5 threads insert behind the same node")
 {
     check_list(1, 1);
     check_list(1, 100000);
 }
 
-Test(atomics, stage6_list_many_anchors, .description = "2^20 inserts spread over 1000 nodes")
+Test(atomics, stage5_list_many_anchors, .description = "2^20 inserts spread over 1000 nodes")
 {
     check_list(1000, 1 << 20);
 }
@@ -565,7 +565,7 @@ Test(atomics, given_refuses_bad_arguments, .timeout = 60,
     int *next = device_ints(4), *locks = device_ints(1);
     tally *tallies = wb_guarded_malloc(sizeof(tally));
 
-    /* Every entry point's launch shape (check_launch_shape), and stage 1's slots. */
+    /* Every entry point's launch shape (check_launch_shape), and stage 0's slots. */
     wb_expect_error("counter_racy(blocks = 0): blocks must be >= 1", "blocks >= 1",
                     counter_racy(x, 1, 0, 32));
     wb_expect_error("counter_racy(block_size = 0): block_size must be >= 1", "1 <= block_size",
@@ -595,7 +595,7 @@ Test(atomics, given_refuses_bad_arguments, .timeout = 60,
     free(counts);
     wb_guarded_free(per_thread);
 
-    /* Stage 2: n, slots, op and version; n = 0 only sets the identity. */
+    /* Stage 1: n, slots, op and version; n = 0 only sets the identity. */
     wb_expect_error("reduce_atomic(n = -1): n must be >= 0", "n >= 0",
                     reduce_atomic(NULL, -1, out, 1, REDUCE_SUM, REDUCE_PER_ELEMENT, 32));
     wb_expect_error("reduce_atomic(slots = 0): slots must be >= 1", "slots >= 1",
@@ -617,7 +617,7 @@ Test(atomics, given_refuses_bad_arguments, .timeout = 60,
     expect_given_int(out, 0, "reduce_atomic(sum, n = 0, slots = 1, block_size = 1024): out[0], "
                      "the identity");
 
-    /* Stage 3: n, slots and the lock; n = 0 only clears the tallies and locks. */
+    /* Stage 2: n, slots and the lock; n = 0 only clears the tallies and locks. */
     wb_expect_error("locked_tally(n = -1): n must be >= 0", "n >= 0",
                     locked_tally(NULL, -1, tallies, locks, 1, LOCK_SPIN, 256));
     wb_expect_error("locked_tally(slots = 0): slots must be >= 1", "slots >= 1",
@@ -637,7 +637,7 @@ Test(atomics, given_refuses_bad_arguments, .timeout = 60,
               "it: restore it) " WB_SEED_HINT, cleared, got.count, got.sum, got.max, wb_seed());
     expect_given_int(locks, 0, "locked_tally(the last lock kind, n = 0, slots = 1): locks[0]");
 
-    /* Stage 5: threads, lists, capacity and version; threads = 0 only clears sizes. */
+    /* Stage 4: threads, lists, capacity and version; threads = 0 only clears sizes. */
     char about[64];
     snprintf(about, sizeof about, "0 <= threads <= %d", INT_MAX / WORKLIST_MAX_PUSH);
     wb_expect_error("worklist_push(threads = -1): threads must be >= 0", about,
@@ -671,7 +671,7 @@ Test(atomics, given_refuses_bad_arguments, .timeout = 60,
         CUDA_CHECK(cudaFree(zeros));
     }
 
-    /* Stage 6: anchors and inserts; inserts = 0 only links the anchors. */
+    /* Stage 5: anchors and inserts; inserts = 0 only links the anchors. */
     wb_expect_error("list_insert(anchors = 0): anchors must be >= 1", "anchors >= 1",
                     list_insert(next, 0, 0, 256));
     wb_expect_error("list_insert(inserts = -1): inserts must be >= 0", "0 <= inserts",
@@ -729,7 +729,7 @@ WB_SOURCE_SUITE(atomics_source);
 #define BLOCK_PARTIAL_BARRIERS \
     "a barrier after thread 0 sets the block's partial (before the others add to it) " \
     "and one after every thread has added (before thread 0 sends it out)"
-WB_SOURCE_RULES_TEST(atomics_source, stage2_barriers,
+WB_SOURCE_RULES_TEST(atomics_source, stage1_barriers,
     {"reduce_per_block", .barriers = 2, .why = BLOCK_PARTIAL_BARRIERS})
 
 #define LOCK_ORDER \
@@ -738,27 +738,27 @@ WB_SOURCE_RULES_TEST(atomics_source, stage2_barriers,
 #define UNLOCK_ORDER \
     "a fence (or release) so that the critical section's writes are visible before the " \
     "lock is, then free it with an atomic (atomicExch), not a plain store"
-WB_SOURCE_RULES_TEST(atomics_source, stage3_memory_order,
+WB_SOURCE_RULES_TEST(atomics_source, stage2_memory_order,
     {"SpinLock::lock", .orderings = 1, .fresh_accesses = 1, .why = LOCK_ORDER},
     {"SpinLock::unlock", .orderings = 1, .fresh_accesses = 1, .why = UNLOCK_ORDER})
 
 #define ONE_CAS_PER_GRID "only an atomic (atomicCAS) lets exactly one thread see the flag unset"
 #define ONE_CAS_PER_BLOCK \
     "thread 0 clears the block's flag, a barrier, then one atomicCAS picks the thread"
-WB_SOURCE_RULES_TEST(atomics_source, stage4_single,
+WB_SOURCE_RULES_TEST(atomics_source, stage3_single,
     {"single_per_grid_kernel", .fresh_accesses = 1, .why = ONE_CAS_PER_GRID},
     {"single_per_block_kernel", .fresh_accesses = 1, .barriers = 1, .why = ONE_CAS_PER_BLOCK})
 
 #define SCAN_BARRIERS \
     "the scan needs a barrier after the counts are stored, two per step (read, barrier, " \
     "write, barrier) and one after the last thread has reserved the block's range"
-WB_SOURCE_RULES_TEST(atomics_source, stage5_barriers,
+WB_SOURCE_RULES_TEST(atomics_source, stage4_barriers,
     {"push_prefix_sum", .fresh_accesses = 1, .barriers = 4, .why = SCAN_BARRIERS})
 
 #define LINK_BEFORE_CAS \
     "the new node's link must be visible (a __threadfence, or a release) before the " \
     "atomicCAS that makes the node reachable; otherwise a reader may follow a stale link"
-WB_SOURCE_RULES_TEST(atomics_source, stage6_memory_order,
+WB_SOURCE_RULES_TEST(atomics_source, stage5_memory_order,
     {"list_insert_kernel", .orderings = 1, .fresh_accesses = 1, .why = LINK_BEFORE_CAS})
 
 /* --------------------------------------------------------------- timing */

@@ -2,7 +2,7 @@
  * Lab 03: the given code (the skeleton and the reference both include it
  * at their top): the block size, the start of every run, the warp sum of
  * the edges relaxed, the read of a distance that others may be lowering, the rotation of the worklists, and the host loops of
- * stages 1 to 3, which run rounds until nothing changes. It comes before
+ * stages 0 to 2, which run rounds until nothing changes. It comes before
  * the kernels, which use its helpers, and launches them by the names and
  * parameters declared here.
  */
@@ -79,7 +79,7 @@ static void start_worklist(sssp_graph g, int source, int *dist, sssp_work *work)
 
 typedef void (*topology_kernel)(sssp_graph, int *, int *);
 
-/* Stages 1 and 2: relax every edge of the graph, round after round, until
+/* Stages 0 and 1: relax every edge of the graph, round after round, until
  * a round changes no distance. */
 static void topology_driven(topology_kernel kernel, sssp_graph g, int source, int *dist,
                             sssp_work *work, sssp_stats *stats)
@@ -97,7 +97,7 @@ static void topology_driven(topology_kernel kernel, sssp_graph g, int source, in
     stats->edges_relaxed = (long long)stats->rounds * g.m;
 }
 
-/* Stage 3's worklists. Round r reads the list of length counts[r % 3] and
+/* Stage 2's worklists. Round r reads the list of length counts[r % 3] and
  * appends to the one of length counts[(r + 1) % 3]; it zeroes
  * counts[(r + 2) % 3] for round r + 1, so that rounds can be queued without
  * the host. counts[3] counts the rounds that had work. */
@@ -142,27 +142,32 @@ static void finish(sssp_work *work, sssp_stats *stats)
     stats->edges_relaxed = (long long)edges;
 }
 
-/* What kernels.cu writes: the kernels of stages 1 and 2, which the host
- * loops below launch, and the parts of stage 3's kernel. */
+/* What kernels.cu writes: the kernels of stages 0 and 1, which the host
+ * loops below launch, and the parts of stage 2's kernel. */
+__global__ void relax_all_stage0(sssp_graph g, int *dist, int *changed);
 __global__ void relax_all_stage1(sssp_graph g, int *dist, int *changed);
-__global__ void relax_all_stage2(sssp_graph g, int *dist, int *changed);
 __device__ int pop(int u, int *queued, const int *dist);
-__device__ void relax_out_edges_stage3(sssp_graph g, int *dist, int u, int du, round_lists l,
+__device__ void relax_out_edges_stage2(sssp_graph g, int *dist, int u, int du, round_lists l,
                                        int *queued, unsigned long long *relaxed);
 
-/* Stage 3's round: every node of this round's list is taken off it and
+/* Stage 2's round: every node of this round's list is taken off it and
  * its out-edges relaxed; the grid is fixed (worklist_blocks), so each
  * thread loops over the list. */
-__global__ void relax_frontier_stage3(sssp_graph g, int *dist, round_lists l, int *queued,
+__global__ void relax_frontier_stage2(sssp_graph g, int *dist, round_lists l, int *queued,
                                       unsigned long long *edges)
 {
     int n = begin_round(l);
     unsigned long long relaxed = 0;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         int u = l.in[i], du = pop(u, queued, dist);
-        relax_out_edges_stage3(g, dist, u, du, l, queued, &relaxed);
+        relax_out_edges_stage2(g, dist, u, du, l, queued, &relaxed);
     }
     add_edges(edges, relaxed);
+}
+
+void sssp_stage0(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
+{
+    topology_driven(relax_all_stage0, g, source, dist, work, stats);
 }
 
 void sssp_stage1(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
@@ -172,16 +177,11 @@ void sssp_stage1(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
 
 void sssp_stage2(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
 {
-    topology_driven(relax_all_stage2, g, source, dist, work, stats);
-}
-
-void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
-{
     start_worklist(g, source, dist, work);
     int round = 0;
     do {
         for (int i = 0; i < ROUNDS_PER_CHECK; i++, round++) {
-            relax_frontier_stage3<<<worklist_blocks(g.n), BLOCK>>>(
+            relax_frontier_stage2<<<worklist_blocks(g.n), BLOCK>>>(
                 g, dist, lists_for_round(work, round), work->queued, work->edges);
             CUDA_CHECK_LAUNCH();
         }
@@ -189,7 +189,7 @@ void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
     finish(work, stats);
 }
 
-/* ---------------------------------------------------------------- stage 4 */
+/* ---------------------------------------------------------------- stage 3 */
 
 /* Near-far: the lists of a near round, the threshold, and the far pile
  * (deduplicated by far_queued). */
@@ -199,17 +199,17 @@ typedef struct {
     int *far, *far_count, *far_queued;
 } near_far;
 
-// Written in kernels.cu: push (stage 3, the far split uses it too), one
+// Written in kernels.cu: push (stage 2, the far split uses it too), one
 // edge relaxed and pushed near or far, a warp's nodes' edges.
 __device__ void push(int v, int *list, int *count, int *queued);
-__device__ void relax_edge_stage4(sssp_graph g, int *dist, int e, int du, near_far nf);
-__device__ void relax_edges_stage4(sssp_graph g, int *dist, near_far nf, int du, int first,
+__device__ void relax_edge_stage3(sssp_graph g, int *dist, int e, int du, near_far nf);
+__device__ void relax_edges_stage3(sssp_graph g, int *dist, near_far nf, int du, int first,
                                    int last);
 
 /* A near round: each warp takes 32 nodes off the near list at once and
- * expands their edges together (relax_edges_stage4, in kernels.cu), so the
+ * expands their edges together (relax_edges_stage3, in kernels.cu), so the
  * loop runs by whole warps: its base is the warp's first thread. */
-__global__ void relax_near_stage4(sssp_graph g, int *dist, near_far nf,
+__global__ void relax_near_stage3(sssp_graph g, int *dist, near_far nf,
                                   unsigned long long *edges)
 {
     int n = begin_round(nf.near);
@@ -225,14 +225,14 @@ __global__ void relax_near_stage4(sssp_graph g, int *dist, near_far nf,
             last = g.row_start[u + 1];
             relaxed += last - first;
         }
-        relax_edges_stage4(g, dist, nf, du, first, last);
+        relax_edges_stage3(g, dist, nf, du, first, last);
     }
     add_edges(edges, relaxed);
 }
 
 /* Moves the far nodes below the new threshold to the near list and keeps
  * the rest; nodes already settled below the old threshold are dropped. */
-__global__ void split_far_stage4(const int *dist, const int *far, const int *far_count,
+__global__ void split_far_stage3(const int *dist, const int *far, const int *far_count,
                                  int *far_queued, int *keep, int *keep_count, int *near,
                                  int *near_count, int *queued, int old_threshold,
                                  int threshold)
@@ -251,7 +251,7 @@ __global__ void split_far_stage4(const int *dist, const int *far, const int *far
     }
 }
 
-void sssp_stage4(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
+void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
 {
     start_worklist(g, source, dist, work);
     long long threshold = work->delta;
@@ -261,7 +261,7 @@ void sssp_stage4(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
         for (int i = 0; i < ROUNDS_PER_CHECK; i++, round++) {
             near_far nf = {lists_for_round(work, round), work->queued, (int)threshold,
                            work->far[pile], &far_counts[pile], work->far_queued};
-            relax_near_stage4<<<worklist_blocks(g.n), BLOCK>>>(g, dist, nf, work->edges);
+            relax_near_stage3<<<worklist_blocks(g.n), BLOCK>>>(g, dist, nf, work->edges);
             CUDA_CHECK_LAUNCH();
         }
         int counts[6];
@@ -273,7 +273,7 @@ void sssp_stage4(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
         long long next = threshold + work->delta;
         next = next < SSSP_UNREACHABLE ? next : SSSP_UNREACHABLE;
         round_lists l = lists_for_round(work, round);
-        split_far_stage4<<<worklist_blocks(g.n), BLOCK>>>(
+        split_far_stage3<<<worklist_blocks(g.n), BLOCK>>>(
             dist, work->far[pile], &far_counts[pile], work->far_queued, work->far[1 - pile],
             &far_counts[1 - pile], (int *)l.in, l.in_count, work->queued, (int)threshold,
             (int)next);

@@ -6,19 +6,19 @@
  * (included at the top): they run rounds until nothing changes and launch
  * your kernels, so keep their names and parameters. Check your work with
  *     meson test -C build --suite sssp-student --print-errorlogs
- * (or ./build/sssp-student --filter 'sssp/stage2_*' for one stage) and ask
- * for a hint with `grading/workbook hint sssp 1`.
+ * (or ./build/sssp-student --filter 'sssp/stage1_*' for one stage) and ask
+ * for a hint with `grading/workbook hint sssp 0`.
  */
 #include "lab.h"
 #include "workbook.h"
 #include "given.cuh"
 
-/* ---------------------------------------------------------------- stage 1 */
+/* ---------------------------------------------------------------- stage 0 */
 
 /* One thread per node relaxes the node's out-edges with the lecture's
  * unguarded update: two threads improving the same node may overwrite each
  * other, and the next round repairs what was lost. */
-__global__ void relax_all_stage1(sssp_graph g, int *dist, int *changed)
+__global__ void relax_all_stage0(sssp_graph g, int *dist, int *changed)
 {
     int u = blockIdx.x * blockDim.x + threadIdx.x;
     if (u >= g.n || dist[u] == SSSP_UNREACHABLE)
@@ -29,21 +29,21 @@ __global__ void relax_all_stage1(sssp_graph g, int *dist, int *changed)
     // *changed so that the host runs another round.
 }
 
-/* ---------------------------------------------------------------- stage 2 */
+/* ---------------------------------------------------------------- stage 1 */
 
-/* Stage 1 with the update made atomic: no improvement is lost. */
-__global__ void relax_all_stage2(sssp_graph g, int *dist, int *changed)
+/* Stage 0 with the update made atomic: no improvement is lost. */
+__global__ void relax_all_stage1(sssp_graph g, int *dist, int *changed)
 {
     int u = blockIdx.x * blockDim.x + threadIdx.x;
     if (u >= g.n || current_dist(dist, u) == SSSP_UNREACHABLE)
         return;
-    // TODO 2: stage 1's relaxation, with the update of dist[v] made atomic so
+    // TODO 2: stage 0's relaxation, with the update of dist[v] made atomic so
     // that no improvement is lost. Set *changed only when this thread really
     // lowered dist[v]. Read distances that other threads may be lowering
     // (du, and dist[v] before the atomic) with current_dist (given.cuh).
 }
 
-/* ---------------------------------------------------------------- stage 3 */
+/* ---------------------------------------------------------------- stage 2 */
 
 /* Takes node u off the worklist and returns its current distance. The flag
  * is cleared before the distance is read: an improvement that lands after
@@ -66,40 +66,40 @@ __device__ void push(int v, int *list, int *count, int *queued)
     // must be ordered before the test of the flag, as in pop (a fence).
 }
 
-/* Relaxes the out-edges of u, which the given kernel relax_frontier_stage3
+/* Relaxes the out-edges of u, which the given kernel relax_frontier_stage2
  * has just taken off this round's list with pop (du is its distance). */
-__device__ void relax_out_edges_stage3(sssp_graph g, int *dist, int u, int du, round_lists l,
+__device__ void relax_out_edges_stage2(sssp_graph g, int *dist, int u, int du, round_lists l,
                                        int *queued, unsigned long long *relaxed)
 {
-    // TODO 5: relax u's out-edges as in stage 2; every v whose distance
+    // TODO 5: relax u's out-edges as in stage 1; every v whose distance
     // this thread lowered goes on the next round's list l.out (with
     // l.out_count). Add the number of edges relaxed to *relaxed.
 }
 
-/* ---------------------------------------------------------------- stage 4 */
+/* ---------------------------------------------------------------- stage 3 */
 
-/* Near-far (optional): stage 3, but an improved node goes on the next list
+/* Near-far (optional): stage 2, but an improved node goes on the next list
  * only when its distance is below the current threshold; the others wait in
  * the far pile until the near list runs dry and the threshold moves up by
  * delta (given.cuh: the near rounds, the split of the far pile, the host
- * loop). The stage 4 tests fail until you write both functions; they do not
- * count towards stages 1-3. */
-__device__ void relax_edge_stage4(sssp_graph g, int *dist, int e, int du, near_far nf)
+ * loop). The stage 3 tests fail until you write both functions; they do not
+ * count towards stages 0-2. */
+__device__ void relax_edge_stage3(sssp_graph g, int *dist, int e, int du, near_far nf)
 {
     // TODO 6 (optional): relax edge e of a node at distance du as in stage
-    // 3; push an improved node to the near list (nf.near.out, nf.queued)
+    // 2; push an improved node to the near list (nf.near.out, nf.queued)
     // when its new distance is below nf.threshold, else to the far pile
     // (nf.far, nf.far_count, nf.far_queued).
     (void)g, (void)dist, (void)e, (void)du, (void)nf;   // (delete this line once you use them)
 }
 
-/* All 32 lanes call this together (relax_near_stage4, given), a lane
+/* All 32 lanes call this together (relax_near_stage3, given), a lane
  * without a node with first == last. */
-__device__ void relax_edges_stage4(sssp_graph g, int *dist, near_far nf, int du, int first,
+__device__ void relax_edges_stage3(sssp_graph g, int *dist, near_far nf, int du, int first,
                                    int last)
 {
     // TODO 7 (optional): relax edges first .. last - 1 with
-    // relax_edge_stage4. A hub (more than 32 edges) would keep the other 31
+    // relax_edge_stage3. A hub (more than 32 edges) would keep the other 31
     // lanes waiting: expand hubs with the whole warp, one after the other
     // (__ballot_sync finds them, __shfl_sync hands out a hub's range and
     // distance), and the other nodes each by its own lane.

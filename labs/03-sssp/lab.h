@@ -31,8 +31,8 @@ typedef struct {
 typedef struct sssp_work {
     int n;
     int *frontier[2];        /* this round's and the next round's worklist */
-    int *far[2];             /* stage 4: nodes left for a later bucket */
-    int delta;               /* stage 4: bucket width (graph_suggest_delta) */
+    int *far[2];             /* stage 3: nodes left for a later bucket */
+    int delta;               /* stage 3: bucket width (graph_suggest_delta) */
     int *queued;             /* per node: 1 while it waits in a worklist */
     int *far_queued;         /* per node: 1 while it waits in far */
     int *counts;             /* worklist lengths and the "changed" flag */
@@ -44,21 +44,21 @@ void sssp_work_free(sssp_work *work);
 /* Each stage computes dist[v] = length of the shortest path source -> v for
  * every node (SSSP_UNREACHABLE when there is none) into the device array
  * dist of g.n ints, fills *stats, and returns when dist is complete.
- *   stage 1: topology-driven Bellman-Ford, the lecture's racy update
- *   stage 2: topology-driven, atomicMin
- *   stage 3: data-driven, a deduplicated frontier worklist
- *   stage 4: near-far: the worklist split by a distance threshold (optional) */
+ *   stage 0: topology-driven Bellman-Ford, the lecture's racy update
+ *   stage 1: topology-driven, atomicMin
+ *   stage 2: data-driven, a deduplicated frontier worklist
+ *   stage 3: near-far: the worklist split by a distance threshold (optional) */
+void sssp_stage0(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats);
 void sssp_stage1(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats);
 void sssp_stage2(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats);
 void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats);
-void sssp_stage4(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats);
 
-/* For test.c and bench.c (stages.c): the stages by number, sssp_stages[1]
- * to [4] ([0] is NULL), and one run of a stage as wb_time_gpu's work
+/* For test.c and bench.c (stages.c): the stages by number, sssp_stages[0]
+ * to [3], and one run of a stage as wb_time_gpu's work
  * (common/workbook.h), which fills the job's stats. */
 typedef void (*sssp_stage_fn)(sssp_graph g, int source, int *dist, sssp_work *work,
                               sssp_stats *stats);
-extern const sssp_stage_fn sssp_stages[5];
+extern const sssp_stage_fn sssp_stages[4];
 typedef struct {
     int stage, source;
     sssp_graph g;

@@ -1,7 +1,7 @@
 /*
  * Lab 06 benchmark: host<->device bandwidth, the five versions at 2^28
  * floats, the overlap they reach against the ideal pipeline, and the
- * implicit-synchronisation experiment, with version 5's events written as a
+ * implicit-synchronisation experiment, with version 4's events written as a
  * timeline (CSV; timeline.py draws it). `streams-bench-reference --help`
  * for the options (common/bench.h).
  * Exits 1 when the best overlapped version misses the lab's targets.
@@ -19,7 +19,7 @@ typedef struct {
     saxpy_config cfg;
     saxpy_device *dev;
     saxpy_host pinned, pageable;
-    int version;                /* 1..5: a version; 0: one step, see step_* */
+    int version;                /* 0..4: the version run() runs */
     saxpy_segment seg;
     int step;                   /* 0 copy in, 1 kernel, 2 copy out */
     saxpy_timeline *tl;
@@ -29,19 +29,19 @@ typedef struct {
     double *expected;
 } bench;
 
-static const char *const version_names[] = {"", "sync, pageable", "pinned, 1 stream",
-                                            "depth first", "breadth first", "breadth + events"};
+static const char *const version_names[] = {"sync, pageable", "pinned, 1 stream", "depth first",
+                                            "breadth first", "breadth + events"};
 
 static void run(void *context)
 {
     bench *b = context;
-    saxpy_host *host = b->version == 1 ? &b->pageable : &b->pinned;
+    saxpy_host *host = b->version == 0 ? &b->pageable : &b->pinned;
     switch (b->version) {
-    case 1: saxpy_v1_sync(&b->cfg, b->dev, host); break;
-    case 2: saxpy_v2_pinned(&b->cfg, b->dev, host); break;
-    case 3: saxpy_v3_depth_first(&b->cfg, b->dev, host); break;
-    case 4: saxpy_v4_breadth_first(&b->cfg, b->dev, host); break;
-    default: saxpy_v5_timeline(&b->cfg, b->dev, host, b->tl); break;
+    case 0: saxpy_v0_sync(&b->cfg, b->dev, host); break;
+    case 1: saxpy_v1_pinned(&b->cfg, b->dev, host); break;
+    case 2: saxpy_v2_depth_first(&b->cfg, b->dev, host); break;
+    case 3: saxpy_v3_breadth_first(&b->cfg, b->dev, host); break;
+    default: saxpy_v4_timeline(&b->cfg, b->dev, host, b->tl); break;
     }
 }
 
@@ -129,7 +129,7 @@ static void prepare_check(bench *b)
 /* Validate before timing: a fast wrong version is not a result. */
 static void check_version(bench *b)
 {
-    saxpy_host *host = b->version == 1 ? &b->pageable : &b->pinned;
+    saxpy_host *host = b->version == 0 ? &b->pageable : &b->pinned;
     memset(host->z, 0xFF, sizeof(float) * (size_t)host->n);
     run(b);
     float *got = malloc(sizeof(float) * (size_t)b->samples);
@@ -149,22 +149,22 @@ static void check_version(bench *b)
 static double time_version(bench *b, int version, int streams, int segments, int reps)
 {
     b->version = version;
-    b->cfg.streams = version <= 2 ? 1 : streams;   // version 2 uses stream 0 only
-    b->cfg.segments = version <= 2 ? 1 : segments;
+    b->cfg.streams = version <= 1 ? 1 : streams;   // version 1 uses stream 0 only
+    b->cfg.segments = version <= 1 ? 1 : segments;
     saxpy_timeline_free(b->tl);
-    b->tl = version == 5 ? saxpy_timeline_new(b->cfg.segments) : NULL;
+    b->tl = version == 4 ? saxpy_timeline_new(b->cfg.segments) : NULL;
     check_version(b);
     return wb_time_gpu(run, b, 2, reps).median_ms;
 }
 
-/* Appends version 5's last run to the timeline CSV. */
+/* Appends version 4's last run to the timeline CSV. */
 static void write_timeline(FILE *csv, const char *experiment, const bench *b)
 {
     double ms[SAXPY_MAX_SEGMENTS][MARKS];
     int k, m;
     cudaError_t status = saxpy_timeline_read(b->tl, ms, &k, &m);
     if (status != cudaSuccess)
-        wb_fail("version 5 did not record event %d of segment %d (%s)", m, k,
+        wb_fail("version 4 did not record event %d of segment %d (%s)", m, k,
                 cudaGetErrorName(status));
     static const char *const kinds[] = {"copy in", "kernel", "copy out"};
     for (k = 0; k < b->tl->segments; k++)
@@ -290,7 +290,7 @@ static void choose_repeat(bench *b, int repeat, int reps)
     prepare_check(b);
 }
 
-/* The fastest overlapped run so far (versions 3 to 5), for the target. */
+/* The fastest overlapped run so far (versions 2 to 4), for the target. */
 typedef struct {
     double ms, efficiency;
     int version, streams, segments;
@@ -303,8 +303,8 @@ static void consider(best_run *best, double ms, double ideal, int version, int s
         *best = (best_run){ms, ideal / ms, version, streams, segments};
 }
 
-/* 3. The versions (only one when only != 0); returns version 2's time (NaN
- * when it did not run). */
+/* 3. The versions (all of them when only is WB_ALL_STAGES); returns version
+ * 1's time (NaN when it did not run). */
 static double versions_table(bench *b, int only, int streams, int segments, int reps,
                              best_run *best)
 {
@@ -314,47 +314,48 @@ static double versions_table(bench *b, int only, int streams, int segments, int 
              "pipeline from the measured stage times of one segment; efficiency = ideal / time",
              b->pinned.n, b->cfg.repeat, reps);
     wb_table *table = wb_table_new("streams-versions", title,
-                                   "version|what|streams|segments|time (ms)|vs v1|vs v2|"
+                                   "version|what|streams|segments|time (ms)|vs v0|vs v1|"
                                    "stages in/kernel/out (ms)|ideal (ms)|efficiency");
-    double v1 = NAN, v2 = NAN;
-    for (int v = only ? only : 1; v <= (only ? only : 5); v++) {
+    double v0 = NAN, v1 = NAN;
+    int first = only == WB_ALL_STAGES ? 0 : only, last = only == WB_ALL_STAGES ? 4 : only;
+    for (int v = first; v <= last; v++) {
         double ms = time_version(b, v, streams, segments, reps);
+        v0 = v == 0 ? ms : v0;
         v1 = v == 1 ? ms : v1;
-        v2 = v == 2 ? ms : v2;
-        if (v == 1) {
-            wb_table_row(table, "1|%s|1|1|%.1f|1.00|-|-|-|-", version_names[1], ms);
+        if (v == 0) {
+            wb_table_row(table, "0|%s|1|1|%.1f|1.00|-|-|-|-", version_names[0], ms);
             continue;
         }
         stage_times st = measure_stages(b, b->cfg.segments, reps);
         double ideal = ideal_ms(st, b->cfg.segments);
         wb_table_row(table, "%d|%s|%d|%d|%.1f|%.2f|%.2f|%.2f/%.2f/%.2f|%.1f|%.2f", v,
-                     version_names[v], b->cfg.streams, b->cfg.segments, ms, v1 / ms, v2 / ms,
+                     version_names[v], b->cfg.streams, b->cfg.segments, ms, v0 / ms, v1 / ms,
                      st.in, st.kernel, st.out, ideal, ideal / ms);
-        if (v >= 3)
+        if (v >= 2)
             consider(best, ms, ideal, v, b->cfg.streams, b->cfg.segments);
     }
     wb_table_print(table, stdout);
     wb_table_free(table);
-    return v2;
+    return v1;
 }
 
 /* 4. Sweeps: segments at the given stream count, streams at the given
- * segment count, for versions 3 and 4. */
+ * segment count, for versions 2 and 3. */
 static void sweep_table(bench *b, int streams, int segments, int reps, best_run *best)
 {
     char title[512];
-    snprintf(title, sizeof title, "versions 3 and 4 over streams and segments (ms; "
+    snprintf(title, sizeof title, "versions 2 and 3 over streams and segments (ms; "
              "efficiency in brackets), n = %d, repeat = %d", b->pinned.n, b->cfg.repeat);
     wb_table *table = wb_table_new("streams-sweep", title, "streams|segments|stages "
-                                   "in/kernel/out (ms)|ideal (ms)|v3 depth first|v4 breadth first");
+                                   "in/kernel/out (ms)|ideal (ms)|v2 depth first|v3 breadth first");
     static const int segment_counts[] = {4, 8, 16, 32, 64}, stream_counts[] = {2, 3, 8, 16};
     for (int i = 0; i < 5 + 4; i++) {
         int s = i < 5 ? streams : stream_counts[i - 5], m = i < 5 ? segment_counts[i] : segments;
         stage_times st = measure_stages(b, m, reps);
         double ideal = ideal_ms(st, m), ms[2];
-        for (int v = 3; v <= 4; v++) {
-            ms[v - 3] = time_version(b, v, s, m, reps);
-            consider(best, ms[v - 3], ideal, v, s, m);
+        for (int v = 2; v <= 3; v++) {
+            ms[v - 2] = time_version(b, v, s, m, reps);
+            consider(best, ms[v - 2], ideal, v, s, m);
         }
         wb_table_row(table, "%d|%d|%.2f/%.2f/%.2f|%.1f|%.1f (%.2f)|%.1f (%.2f)", s, m, st.in,
                      st.kernel, st.out, ideal, ms[0], ideal / ms[0], ms[1], ideal / ms[1]);
@@ -363,29 +364,29 @@ static void sweep_table(bench *b, int streams, int segments, int reps, best_run 
     wb_table_free(table);
 }
 
-/* 5. The experiment: version 5 with a default-stream call after each kernel. */
-static void implicit_sync_table(bench *b, int streams, int segments, double v2, int reps)
+/* 5. The experiment: version 4 with a default-stream call after each kernel. */
+static void implicit_sync_table(bench *b, int streams, int segments, double v1, int reps)
 {
     b->cfg.default_stream_call = true;
-    double serialised = time_version(b, 5, streams, segments, reps);
+    double serialised = time_version(b, 4, streams, segments, reps);
     b->cfg.default_stream_call = false;
     double ideal = ideal_ms(measure_stages(b, segments, reps), segments);
     char title[512];
-    snprintf(title, sizeof title, "implicit synchronisation: version 5, %d streams, %d "
+    snprintf(title, sizeof title, "implicit synchronisation: version 4, %d streams, %d "
              "segments, with and without a cudaMemset on the default stream after each kernel",
              streams, segments);
     wb_table *table = wb_table_new("streams-implicit-sync", title,
-                                   "case|time (ms)|vs v2|ideal (ms)|efficiency");
-    double overlapped = time_version(b, 5, streams, segments, reps);
-    wb_table_row(table, "overlapped|%.1f|%.2f|%.1f|%.2f", overlapped, v2 / overlapped, ideal,
+                                   "case|time (ms)|vs v1|ideal (ms)|efficiency");
+    double overlapped = time_version(b, 4, streams, segments, reps);
+    wb_table_row(table, "overlapped|%.1f|%.2f|%.1f|%.2f", overlapped, v1 / overlapped, ideal,
                  ideal / overlapped);
     wb_table_row(table, "default-stream call|%.1f|%.2f|%.1f|%.2f", serialised,
-                 v2 / serialised, ideal, ideal / serialised);
+                 v1 / serialised, ideal, ideal / serialised);
     wb_table_print(table, stdout);
     wb_table_free(table);
 }
 
-/* Version 5's events: its last overlapped run now, the default-stream
+/* Version 4's events: its last overlapped run now, the default-stream
  * experiment once more at the end (timeline_end). */
 static FILE *timeline_begin(const char *path, const bench *b)
 {
@@ -411,11 +412,12 @@ static void timeline_end(FILE *csv, const char *path, bench *b)
 
 int main(int argc, char **argv)
 {
-    int n = 1 << 28, repeat = 0, streams = 4, segments = 32, reps = 5, only = 0, block = 256;
+    int n = 1 << 28, repeat = 0, streams = 4, segments = 32, reps = 5, block = 256;
+    int only = WB_ALL_STAGES;
     double target_efficiency = 0.9, target_speedup = 1.8;
     const char *timeline = NULL;
     const wb_option options[] = {
-        {"stage", "V", WB_INT, &only, 1, 5,
+        {"stage", "V", WB_INT, &only, 0, 4,
          "time version V only (default: all, then the sweeps and the targets)"},
         {"n", "N", WB_INT, &n, 1, INT_MAX, "floats"},
         {"block", "B", WB_INT, &block, 1, 1024, "threads per block of the kernel"},
@@ -428,16 +430,16 @@ int main(int argc, char **argv)
         {"streams", "S", WB_INT, &streams, 1, SAXPY_MAX_STREAMS, "streams"},
         {"segments", "M", WB_INT, &segments, 1, SAXPY_MAX_SEGMENTS, "segments"},
         {"timeline", "FILE", WB_TEXT, &timeline, 0, 0,
-         "version 5's events as CSV (default $WB_RESULTS_DIR/streams-timeline.csv when set); "
+         "version 4's events as CSV (default $WB_RESULTS_DIR/streams-timeline.csv when set); "
          "draw them with labs/06-streams/timeline.py"},
         {"target-efficiency", "F", WB_REAL, &target_efficiency, 0, 10,
          "fails unless the best overlapped version reaches overlap efficiency F (default 0.9)"},
         {"target-speedup", "X", WB_REAL, &target_speedup, 0, 1e6,
-         "... and is X times faster than version 2 (default 1.8)"},
+         "... and is X times faster than version 1 (default 1.8)"},
         {0}};
     wb_bench_options(argc, argv,
-                     "Times the five versions, then sweeps streams and segments for versions 3\n"
-                     "and 4 and runs the implicit-synchronisation experiment.",
+                     "Times the five versions, then sweeps streams and segments for versions 2\n"
+                     "and 3 and runs the implicit-synchronisation experiment.",
                      options);
     wb_bench_need_gpu();
     char default_timeline[4096];
@@ -452,21 +454,21 @@ int main(int argc, char **argv)
     bandwidth_table(&b, reps);
     choose_repeat(&b, repeat, reps);
     best_run best = {INFINITY, 0.0, 0, 0, 0};
-    double v2 = versions_table(&b, only, streams, segments, reps, &best);
-    if (only)
+    double v1 = versions_table(&b, only, streams, segments, reps, &best);
+    if (only != WB_ALL_STAGES)
         return 0;
     FILE *csv = timeline ? timeline_begin(timeline, &b) : NULL;
     sweep_table(&b, streams, segments, reps, &best);
-    implicit_sync_table(&b, streams, segments, v2, reps);
+    implicit_sync_table(&b, streams, segments, v1, reps);
     if (csv)
         timeline_end(csv, timeline, &b);
 
     bool met = wb_bench_target(best.efficiency >= target_efficiency &&
-                                   v2 / best.ms >= target_speedup,
+                                   v1 / best.ms >= target_speedup,
                                "best overlapped version (v%d, %d streams, %d segments, %.1f ms): "
-                               "efficiency %.2f (target %.2f), %.2fx version 2 (target %.2fx)",
+                               "efficiency %.2f (target %.2f), %.2fx version 1 (target %.2fx)",
                                best.version, best.streams, best.segments, best.ms, best.efficiency,
-                               target_efficiency, v2 / best.ms, target_speedup);
+                               target_efficiency, v1 / best.ms, target_speedup);
     teardown(&b);
     return met ? 0 : 1;
 }

@@ -4,18 +4,18 @@
  * Your task: five versions of the same job (SAXPY on an array that lives on
  * the host), each issuing the copies and kernels differently. The kernel and
  * the bookkeeping are given (saxpy.cu, lab.h), and so are the entry points of
- * stages 4 and 5 around your breadth_first (given.cuh, included at the end).
+ * stages 3 and 4 around your breadth_first (given.cuh, included at the end).
  * Read handouts/06-streams.md first. Check your work stage by stage with
  *     meson test -C build --suite streams-student --print-errorlogs
- * and ask for a hint with `grading/workbook hint streams 1`.
+ * and ask for a hint with `grading/workbook hint streams 0`.
  */
 #include <stdlib.h>
 
 #include "lab.h"
 #include "workbook.h"
 
-// ---- stage 1: synchronous baseline
-void saxpy_v1_sync(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
+// ---- stage 0: synchronous baseline
+void saxpy_v0_sync(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
 {
     saxpy_check(cfg, dev, host);
     // TODO 1: copy host->x and host->y (host->n floats each) into dev->x and
@@ -25,10 +25,10 @@ void saxpy_v1_sync(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
     // TODO 3: copy the result, dev->y, back into host->z.
 }
 
-// ---- stage 2: one stream, asynchronous copies
+// ---- stage 1: one stream, asynchronous copies
 float *host_alloc(size_t n, bool pinned)
 {
-    // TODO 4 (stage 2): when pinned is true, allocate page-locked host
+    // TODO 4 (stage 1): when pinned is true, allocate page-locked host
     // memory instead, with the CUDA call for it (checked with CUDA_CHECK).
     (void)pinned;
     float *p = (float *)malloc(n * sizeof(float));
@@ -39,7 +39,7 @@ float *host_alloc(size_t n, bool pinned)
 
 void host_free(float *p, bool pinned)
 {
-    // TODO 5 (stage 2): page-locked memory goes back with its own CUDA call.
+    // TODO 5 (stage 1): page-locked memory goes back with its own CUDA call.
     (void)pinned;
     free(p);
 }
@@ -58,17 +58,17 @@ static void copy_out(saxpy_device *dev, saxpy_host *host, saxpy_segment seg, cud
     (void)dev, (void)host, (void)seg, (void)s;
 }
 
-void saxpy_v2_pinned(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
+void saxpy_v1_pinned(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
 {
     saxpy_check(cfg, dev, host);
-    // TODO 8: version 1 again on the stream dev->stream[0], with copy_in,
+    // TODO 8: version 0 again on the stream dev->stream[0], with copy_in,
     // saxpy_launch and copy_out over the whole array. The calls return
     // before the work is done: wait for that stream before returning.
     (void)copy_in, (void)copy_out;
 }
 
-// ---- stage 3: segments over S streams, depth first
-void saxpy_v3_depth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
+// ---- stage 2: segments over S streams, depth first
+void saxpy_v2_depth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
 {
     saxpy_check(cfg, dev, host);
     // TODO 9: for each of the cfg->segments segments (saxpy_segment_of gives
@@ -76,19 +76,19 @@ void saxpy_v3_depth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host
     // Then wait until every stream is done.
 }
 
-// ---- stages 4 and 5: breadth first within each group of S segments
+// ---- stages 3 and 4: breadth first within each group of S segments
 static void mark(saxpy_timeline *tl, int k, int m, cudaStream_t s);
 
 static void breadth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host,
                           saxpy_timeline *tl)
 {
     saxpy_check(cfg, dev, host);
-    // TODO 10 (stage 4): the same work on the same streams as stage 3 (segment
+    // TODO 10 (stage 3): the same work on the same streams as stage 2 (segment
     // k on stream k % S), issued in another order: for each group of S
     // consecutive segments (the last group may be shorter), first all its
     // copies in, then all its kernels, then all its copies out. Then wait
     // until every stream is done.
-    // TODO 11 (stage 5): call mark() with MARK_COPY_IN_START before each copy
+    // TODO 11 (stage 4): call mark() with MARK_COPY_IN_START before each copy
     // in, and with MARK_COPY_IN_DONE, MARK_KERNEL_DONE and MARK_COPY_OUT_DONE
     // after each of the three steps, on the segment's stream.
     (void)mark, (void)tl;
@@ -98,10 +98,10 @@ static void breadth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host
 static void mark(saxpy_timeline *tl, int k, int m, cudaStream_t s)
 {
     if (tl) {
-        // TODO 12 (stage 5): record the event tl->mark[k][m] on stream s.
+        // TODO 12 (stage 4): record the event tl->mark[k][m] on stream s.
         (void)k, (void)m, (void)s;
     }
 }
 
-// Given, the same on both sides: the entry points of stages 4 and 5.
+// Given, the same on both sides: the entry points of stages 3 and 4.
 #include "given.cuh"

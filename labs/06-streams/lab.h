@@ -25,8 +25,8 @@ extern "C" {
 typedef struct {
     float a;
     int repeat;         /* r >= 1: FMAs per element, the arithmetic intensity */
-    int streams;        /* S, 1 .. SAXPY_MAX_STREAMS (versions 3 to 5) */
-    int segments;       /* 1 .. SAXPY_MAX_SEGMENTS, need not divide n (versions 3 to 5) */
+    int streams;        /* S, 1 .. SAXPY_MAX_STREAMS (versions 2 to 4) */
+    int segments;       /* 1 .. SAXPY_MAX_SEGMENTS, need not divide n (versions 2 to 4) */
     int block_size;     /* threads per block of the kernel */
     /* The implicit-synchronisation experiment: when set, saxpy_launch makes
      * a small cudaMemset on the default stream after every kernel. */
@@ -90,20 +90,20 @@ cudaError_t saxpy_timeline_read(const saxpy_timeline *tl, double (*ms)[MARKS], i
 
 /* ---- the student's (labs/06-streams/kernels.cu) ---- */
 
-/* Stage 2: n floats of host memory, page-locked when pinned is true. */
+/* Stage 1: n floats of host memory, page-locked when pinned is true. */
 float *host_alloc(size_t n, bool pinned);
 void host_free(float *p, bool pinned);
 
-/* Stage 1: cudaMemcpy in, one kernel, cudaMemcpy out. */
-void saxpy_v1_sync(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host);
-/* Stage 2: the same with asynchronous copies on one stream (pinned memory). */
-void saxpy_v2_pinned(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host);
-/* Stage 3: cfg->segments segments on cfg->streams streams, depth first. */
-void saxpy_v3_depth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host);
-/* Stage 4: the same, breadth first within each group of cfg->streams segments. */
-void saxpy_v4_breadth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host);
-/* Stage 5: version 4 recording the events of tl (tl->segments == cfg->segments). */
-void saxpy_v5_timeline(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host,
+/* Stage 0: cudaMemcpy in, one kernel, cudaMemcpy out. */
+void saxpy_v0_sync(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host);
+/* Stage 1: the same with asynchronous copies on one stream (pinned memory). */
+void saxpy_v1_pinned(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host);
+/* Stage 2: cfg->segments segments on cfg->streams streams, depth first. */
+void saxpy_v2_depth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host);
+/* Stage 3: the same, breadth first within each group of cfg->streams segments. */
+void saxpy_v3_breadth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host);
+/* Stage 4: version 3 recording the events of tl (tl->segments == cfg->segments). */
+void saxpy_v4_timeline(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host,
                        saxpy_timeline *tl);
 
 #ifdef __cplusplus

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draws the timeline that streams-bench writes (version 5's events) as an SVG.
+"""Draws the timeline that streams-bench writes (version 4's events) as an SVG.
 
 usage: timeline.py TIMELINE.csv [--experiment NAME] [-o OUT.svg] [--title TEXT]
 
@@ -116,7 +116,7 @@ def main():
         experiment, boxes = read(args.csv, args.experiment)
     except (OSError, ValueError, KeyError) as error:
         sys.exit(f"timeline.py: cannot read {args.csv}: {error}")
-    picture = svg(boxes, args.title or f"{experiment}: version 5's events")
+    picture = svg(boxes, args.title or f"{experiment}: version 4's events")
     if args.output:
         with open(args.output, "w") as f:
             f.write(picture)

@@ -122,13 +122,13 @@ static void cpu_side(int n, pingpong_log log, double *round_trip_us, bool print,
     }
 }
 
-// Stage 3's shared state, in mapped pinned memory.
+// Stage 2's shared state, in mapped pinned memory.
 struct handoff {
     int counter;   // the last number produced: even from the CPU, odd from the GPU
     int stop;      // raised by the CPU when the kernel should exit
 };
 
-// Stage 3, in kernels.cu: the kernel, and the CPU's side of one hand-off.
+// Stage 2, in kernels.cu: the kernel, and the CPU's side of one hand-off.
 __global__ void gpu_turns_persistent(handoff *shared, int *log, bool print);
 static bool hand_off_persistent(handoff *shared, int number, int &answer);
 
@@ -207,11 +207,11 @@ void tasks_one_launch(const unsigned *in, unsigned *out, int *visits, int tasks,
     CUDA_CHECK_LAUNCH();
 }
 
-__device__ int next_task;    // stage 4's queue: the first task nobody has claimed
-__device__ int next_claim;   // stage 5's: the first enqueued task nobody has claimed
-__device__ int seen_head;    // stage 5: the host's head as the GPU last read it; -1: stop
+__device__ int next_task;    // stage 3's queue: the first task nobody has claimed
+__device__ int next_claim;   // stage 4's: the first enqueued task nobody has claimed
+__device__ int seen_head;    // stage 4: the host's head as the GPU last read it; -1: stop
 
-// Stage 5's ring, in mapped pinned memory. The k-th task enqueued goes into
+// Stage 4's ring, in mapped pinned memory. The k-th task enqueued goes into
 // slot k % in_flight; the host writes task[] and head, the GPU done[]. Each
 // part has cache lines of its own, so that polling one does not slow the
 // writes to another.
@@ -222,7 +222,7 @@ struct feed_ring {
     alignas(128) int done[FEED_MAX_IN_FLIGHT];   // k + 1 once the k-th task is complete
 };
 
-// Stages 4 and 5, in kernels.cu: the kernels, and the host's side of the ring.
+// Stages 3 and 4, in kernels.cu: the kernels, and the host's side of the ring.
 __global__ void worker_pool(const unsigned *in, unsigned *out, int *visits, int tasks,
                             int task_size);
 __global__ void host_fed(feed_ring *ring, int in_flight, const unsigned *in, unsigned *out,
@@ -244,7 +244,7 @@ static bool fits_coresident(int part, int *blocks, int block_size)
             "refused: %d blocks of %d threads for the stage %d kernel, but at most %d can be "
             "resident at once (occupancy x SMs); persistent blocks leave only at the end, so a "
             "block past that would start only then, with nothing left to do\n",
-            *blocks, block_size, part + 2, most);
+            *blocks, block_size, part + 1, most);
     return false;
 }
 

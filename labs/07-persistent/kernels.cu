@@ -1,17 +1,17 @@
 /*
  * Lab 07: persistent kernels and CPU-GPU hand-offs.
  *
- * Your task: the numbered TODOs, stage by stage (TODO 1-2 are stage 1,
- * 3-4 stage 2, 5-6 stage 3, 7-8 stage 4, 9-11 stage 5). Everything else is
+ * Your task: the numbered TODOs, stage by stage (TODO 1-2 are stage 0,
+ * 3-4 stage 1, 5-6 stage 2, 7-8 stage 3, 9-11 stage 4). Everything else is
  * given in given.cuh, included below: the CPU's half of the ping-pong, the
  * deadlines, the stop flag, the task work and the refusal of launches that
  * cannot all be resident. Read handouts/07-persistent.md first. Check your
  * work with
  *     meson test -C build --suite persistent-student --print-errorlogs
- * and ask for a hint with `grading/workbook hint persistent 1`.
+ * and ask for a hint with `grading/workbook hint persistent 0`.
  *
  * The memory model in one line: a kernel's end orders everything, so stages
- * 1, 2 and 4 need no fences; in stages 3 and 5 both sides run at once, and
+ * 0, 1 and 3 need no fences; in stages 2 and 4 both sides run at once, and
  * `volatile` is not enough there.
  */
 #include <cuda/atomic>
@@ -29,7 +29,7 @@
 
 /* ------------------------------------------------------------ ping-pong */
 
-// Stages 1 and 2: one GPU turn. *counter holds the CPU's number; the GPU
+// Stages 0 and 1: one GPU turn. *counter holds the CPU's number; the GPU
 // produces the next one and leaves it in *counter.
 __global__ void gpu_turn(int *counter, int *log, bool print)
 {
@@ -68,7 +68,7 @@ void pingpong_mapped(int n, int *producer, double *round_trip_us, bool print)
     log_close(log, n, producer);
 }
 
-// Stage 3: every GPU turn in one kernel. It waits for an even counter (the
+// Stage 2: every GPU turn in one kernel. It waits for an even counter (the
 // CPU's number), produces the next one, and exits when asked to stop.
 __global__ void gpu_turns_persistent(handoff *shared, int *log, bool print)
 {
@@ -81,7 +81,7 @@ __global__ void gpu_turns_persistent(handoff *shared, int *log, bool print)
     // flag's off the fast path.
 }
 
-// Stage 3, the CPU's side of one hand-off (pingpong_persistent calls it):
+// Stage 2, the CPU's side of one hand-off (pingpong_persistent calls it):
 // gives `number` to the kernel and leaves the kernel's answer in `answer`;
 // false when the kernel has not answered by the deadline.
 static bool hand_off_persistent(handoff *shared, int number, int &answer)
@@ -96,7 +96,7 @@ static bool hand_off_persistent(handoff *shared, int number, int &answer)
 
 /* ---------------------------------------------------------------- tasks */
 
-// Stage 4: each block claims a task, does it, and claims the next until none
+// Stage 3: each block claims a task, does it, and claims the next until none
 // are left, so a block's launch cost is paid once for many tasks.
 __global__ void worker_pool(const unsigned *in, unsigned *out, int *visits, int tasks,
                             int task_size)
@@ -107,7 +107,7 @@ __global__ void worker_pool(const unsigned *in, unsigned *out, int *visits, int 
     // the next one is made, and that the whole block leaves together.
 }
 
-// Stage 5: like the pool, but the tasks arrive while the kernel runs, so a
+// Stage 4: like the pool, but the tasks arrive while the kernel runs, so a
 // block waits for its claim to be enqueued, and leaves only when asked.
 // Blocks that poll the same host memory all at once queue up on the bus
 // (each waits for everyone's reads), so one block reads the host's head, the
@@ -135,7 +135,7 @@ int coresident_blocks(int part, int block_size)
     return 0;
 }
 
-// Stage 5, the host's side of the ring (tasks_host_fed calls these). Enqueues
+// Stage 4, the host's side of the ring (tasks_host_fed calls these). Enqueues
 // task number tasks - 1 - enqueued as the enqueued-th task (from 0).
 static void enqueue_task(feed_ring *ring, int in_flight, int tasks, int enqueued)
 {

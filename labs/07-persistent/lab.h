@@ -2,11 +2,11 @@
  * skeleton (labs/) and the reference (solutions/) both define, and that
  * test.c and bench.c call.
  *
- *   stage 1  ping-pong (a): copy the counter over and relaunch for every number
- *   stage 2  ping-pong (b): mapped pinned counter, relaunch + synchronise
- *   stage 3  ping-pong (c): one persistent kernel, hand-offs through a flag
- *   stage 4  worker pool: co-resident blocks pull tasks from an atomic counter
- *   stage 5  host-fed persistent kernel: a ring buffer in mapped pinned memory
+ *   stage 0  ping-pong (a): copy the counter over and relaunch for every number
+ *   stage 1  ping-pong (b): mapped pinned counter, relaunch + synchronise
+ *   stage 2  ping-pong (c): one persistent kernel, hand-offs through a flag
+ *   stage 3  worker pool: co-resident blocks pull tasks from an atomic counter
+ *   stage 4  host-fed persistent kernel: a ring buffer in mapped pinned memory
  *
  * Nothing here waits forever: every host wait has a deadline of
  * HANDOFF_TIMEOUT_S and fails through wb_fail with the reason. */
@@ -34,9 +34,9 @@ enum { PRODUCER_CPU = 1, PRODUCER_GPU = 2 };
  * each hand-off: from the CPU passing its number to the CPU holding the
  * GPU's answer. With print, the CPU prints "k" and the GPU "\tk", one a line.
  * All three are synchronous and fail through wb_fail when a side misbehaves. */
-void pingpong_copy(int n, int *producer, double *round_trip_us, bool print);        /* stage 1 */
-void pingpong_mapped(int n, int *producer, double *round_trip_us, bool print);      /* stage 2 */
-void pingpong_persistent(int n, int *producer, double *round_trip_us, bool print);  /* stage 3 */
+void pingpong_copy(int n, int *producer, double *round_trip_us, bool print);        /* stage 0 */
+void pingpong_mapped(int n, int *producer, double *round_trip_us, bool print);      /* stage 1 */
+void pingpong_persistent(int n, int *producer, double *round_trip_us, bool print);  /* stage 2 */
 
 /* The three ways by stage, for the tables of test.c and bench.c
  * (pingpong_ways.c). */
@@ -72,11 +72,11 @@ static inline TASK_HOST_DEVICE unsigned task_result(unsigned x)
 }
 
 /* The most blocks of block_size threads that can be resident at once for
- * the stage 4 (part = 2) or stage 5 (part = 3) kernel: blocks per SM from
+ * the stage 3 (part = 2) or stage 4 (part = 3) kernel: blocks per SM from
  * the occupancy API times the number of SMs. */
 int coresident_blocks(int part, int block_size);
 
-/* Stage 4: one launch of `blocks` blocks (0: coresident_blocks(2, ...)) that
+/* Stage 3: one launch of `blocks` blocks (0: coresident_blocks(2, ...)) that
  * pull tasks from a counter until none are left. Asynchronous. Returns 0, or
  * -1 after explaining on stderr when blocks is more than can be resident. */
 int tasks_worker_pool(const unsigned *in, unsigned *out, int *visits, int tasks, int task_size,
@@ -88,7 +88,7 @@ void tasks_launch_per_task(const unsigned *in, unsigned *out, int *visits, int t
 void tasks_one_launch(const unsigned *in, unsigned *out, int *visits, int tasks, int task_size,
                       int block_size);
 
-/* Stage 5: a persistent kernel of `blocks` blocks (0: coresident_blocks(3,
+/* Stage 4: a persistent kernel of `blocks` blocks (0: coresident_blocks(3,
  * ...)) runs while the host enqueues the tasks, in the order tasks-1 .. 0,
  * into a ring of `in_flight` slots in mapped pinned memory, waits for them
  * to complete, then tells the kernel to exit. latency_us (tasks doubles, or

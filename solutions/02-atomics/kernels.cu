@@ -2,12 +2,12 @@
  * Lab 02, reference: atomics, locks and worklists.
  *
  * Six stages, each a small step from the lecture:
- *   1. ++x[0] loses updates; atomicAdd makes the count exact.
- *   2. sum and max with atomics: per element, per block, per warp.
- *   3. a spin lock from atomicCAS around a multi-field update.
- *   4. "single": one thread of the grid, or of each block, with atomicCAS.
- *   5. worklist push: an atomic per item, per thread, per warp, per block.
- *   6. lock-free insert into a linked list with an atomicCAS retry loop.
+ *   0. ++x[0] loses updates; atomicAdd makes the count exact.
+ *   1. sum and max with atomics: per element, per block, per warp.
+ *   2. a spin lock from atomicCAS around a multi-field update.
+ *   3. "single": one thread of the grid, or of each block, with atomicCAS.
+ *   4. worklist push: an atomic per item, per thread, per warp, per block.
+ *   5. lock-free insert into a linked list with an atomicCAS retry loop.
  * Every kernel maps block b onto a "slot" b % slots (or a list) so that the
  * same code runs under high contention (one slot) and low contention (many).
  * The rest is given in given.cuh, included at the top: the entry points'
@@ -21,7 +21,7 @@
 // Given, the same for every stage and both sides: checks, launches, helpers.
 #include "given.cuh"
 
-/* ================================================================ stage 1 */
+/* ================================================================ stage 0 */
 
 __global__ void counter_atomic_kernel(int *x, int slots)
 {
@@ -30,7 +30,7 @@ __global__ void counter_atomic_kernel(int *x, int slots)
     atomicAdd(&x[g % slots], 1);
 }
 
-/* ================================================================ stage 2 */
+/* ================================================================ stage 1 */
 
 template <class Op> __global__ void reduce_per_element(const int *in, int n, int *out, int slots)
 {
@@ -65,7 +65,7 @@ template <class Op> __global__ void reduce_per_warp(const int *in, int n, int *o
         Op::atomic(out + blockIdx.x % slots, v);
 }
 
-/* ================================================================ stage 3 */
+/* ================================================================ stage 2 */
 
 struct SpinLock {
     __device__ static void lock(int *word)
@@ -84,7 +84,7 @@ struct SpinLock {
     }
 };
 
-/* ================================================================ stage 4 */
+/* ================================================================ stage 3 */
 
 __global__ void single_per_grid_kernel(int *flag, int *hits, int *who)
 {
@@ -103,7 +103,7 @@ __global__ void single_per_block_kernel(int *hits, int *who)
         single_section(hits, who, blockIdx.x);
 }
 
-/* ================================================================ stage 5 */
+/* ================================================================ stage 4 */
 
 __global__ void push_per_item(push_args a)
 {
@@ -174,7 +174,7 @@ __global__ void push_prefix_sum(push_args a)
     write_items(a, list, t, *block_first + end[threadIdx.x] - count, count);
 }
 
-/* ================================================================ stage 6 */
+/* ================================================================ stage 5 */
 
 __global__ void list_insert_kernel(int *next, int anchors, int inserts)
 {

@@ -1,6 +1,6 @@
 /*
  * Lab 03 reference: single-source shortest paths, four stages.
- * The host loops of stages 1 to 3 are given (given.cuh, shared with the
+ * The host loops of stages 0 to 2 are given (given.cuh, shared with the
  * skeleton) and run rounds until nothing changes; the kernels are what the
  * stages are about.
  */
@@ -8,12 +8,12 @@
 #include "workbook.h"
 #include "given.cuh"
 
-/* ---------------------------------------------------------------- stage 1 */
+/* ---------------------------------------------------------------- stage 0 */
 
 /* One thread per node relaxes the node's out-edges with the lecture's
  * unguarded update: two threads improving the same node may overwrite each
  * other, and the next round repairs what was lost. */
-__global__ void relax_all_stage1(sssp_graph g, int *dist, int *changed)
+__global__ void relax_all_stage0(sssp_graph g, int *dist, int *changed)
 {
     int u = blockIdx.x * blockDim.x + threadIdx.x;
     if (u >= g.n || dist[u] == SSSP_UNREACHABLE)
@@ -28,10 +28,10 @@ __global__ void relax_all_stage1(sssp_graph g, int *dist, int *changed)
     }
 }
 
-/* ---------------------------------------------------------------- stage 2 */
+/* ---------------------------------------------------------------- stage 1 */
 
-/* Stage 1 with the update made atomic: no improvement is lost. */
-__global__ void relax_all_stage2(sssp_graph g, int *dist, int *changed)
+/* Stage 0 with the update made atomic: no improvement is lost. */
+__global__ void relax_all_stage1(sssp_graph g, int *dist, int *changed)
 {
     int u = blockIdx.x * blockDim.x + threadIdx.x;
     if (u >= g.n || current_dist(dist, u) == SSSP_UNREACHABLE)
@@ -46,7 +46,7 @@ __global__ void relax_all_stage2(sssp_graph g, int *dist, int *changed)
     }
 }
 
-/* ---------------------------------------------------------------- stage 3 */
+/* ---------------------------------------------------------------- stage 2 */
 
 /* Takes node u off the worklist and returns its current distance. The flag
  * is cleared before the distance is read: an improvement that lands after
@@ -72,9 +72,9 @@ __device__ void push(int v, int *list, int *count, int *queued)
         list[atomicAdd(count, 1)] = v;
 }
 
-/* Relaxes the out-edges of u, which the given kernel relax_frontier_stage3
+/* Relaxes the out-edges of u, which the given kernel relax_frontier_stage2
  * has just taken off this round's list with pop (du is its distance). */
-__device__ void relax_out_edges_stage3(sssp_graph g, int *dist, int u, int du, round_lists l,
+__device__ void relax_out_edges_stage2(sssp_graph g, int *dist, int u, int du, round_lists l,
                                        int *queued, unsigned long long *relaxed)
 {
     int first = g.row_start[u], last = g.row_start[u + 1];
@@ -86,15 +86,15 @@ __device__ void relax_out_edges_stage3(sssp_graph g, int *dist, int u, int du, r
     *relaxed += last - first;
 }
 
-/* ---------------------------------------------------------------- stage 4 */
+/* ---------------------------------------------------------------- stage 3 */
 
-/* Near-far (optional): stage 3, but an improved node goes on the next list
+/* Near-far (optional): stage 2, but an improved node goes on the next list
  * only when its distance is below the current threshold; the others wait in
  * the far pile until the near list runs dry and the threshold moves up by
  * delta (given.cuh: the near rounds, the split of the far pile, the host
  * loop). Nodes are then mostly settled once, in distance order, like
  * Dijkstra's buckets. */
-__device__ void relax_edge_stage4(sssp_graph g, int *dist, int e, int du, near_far nf)
+__device__ void relax_edge_stage3(sssp_graph g, int *dist, int e, int du, near_far nf)
 {
     int v = g.adj[e], alt = du + g.weight[e];
     if (alt < current_dist(dist, v) && alt < atomicMin(&dist[v], alt)) {
@@ -109,9 +109,9 @@ __device__ void relax_edge_stage4(sssp_graph g, int *dist, int e, int du, near_f
  * power-law hub with a million edges would keep 31 lanes (and the round)
  * waiting. Nodes with more than 32 edges are expanded by the whole warp,
  * one after the other; the rest by their own lane. All 32 lanes call this
- * together (relax_near_stage4, given), a lane without a node with
+ * together (relax_near_stage3, given), a lane without a node with
  * first == last. */
-__device__ void relax_edges_stage4(sssp_graph g, int *dist, near_far nf, int du, int first,
+__device__ void relax_edges_stage3(sssp_graph g, int *dist, near_far nf, int du, int first,
                                    int last)
 {
     int lane = threadIdx.x % 32;
@@ -122,10 +122,10 @@ __device__ void relax_edges_stage4(sssp_graph g, int *dist, near_far nf, int du,
         int hub_last = __shfl_sync(0xffffffffu, last, leader);
         int hub_du = __shfl_sync(0xffffffffu, du, leader);
         for (int e = hub_first + lane; e < hub_last; e += 32)
-            relax_edge_stage4(g, dist, e, hub_du, nf);
+            relax_edge_stage3(g, dist, e, hub_du, nf);
         if (lane == leader)
             first = last;
     }
     for (int e = first; e < last; e++)
-        relax_edge_stage4(g, dist, e, du, nf);
+        relax_edge_stage3(g, dist, e, du, nf);
 }

@@ -1,21 +1,21 @@
 /*
  * Lab 06, reference: five ways to move SAXPY's data through the GPU.
  *
- * Stage 1 copies everything, computes, copies back, each step waiting for the
- * last. Stage 2 pins the host memory, so that copies run at full PCIe speed
- * and may be asynchronous. Stage 3 cuts the array into segments spread over
+ * Stage 0 copies everything, computes, copies back, each step waiting for the
+ * last. Stage 1 pins the host memory, so that copies run at full PCIe speed
+ * and may be asynchronous. Stage 2 cuts the array into segments spread over
  * S streams: while one segment computes, the next is copied in and the one
- * before copied out. Stage 4 changes only the order the host issues the same
+ * before copied out. Stage 3 changes only the order the host issues the same
  * work in (the lecture's fix for GPUs with one hardware queue per engine);
- * stage 5 records events so that the timeline can be drawn.
+ * stage 4 records events so that the timeline can be drawn.
  */
 #include <stdlib.h>
 
 #include "lab.h"
 #include "workbook.h"
 
-// ---- stage 1: synchronous baseline
-void saxpy_v1_sync(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
+// ---- stage 0: synchronous baseline
+void saxpy_v0_sync(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
 {
     saxpy_check(cfg, dev, host);
     size_t bytes = sizeof(float) * (size_t)host->n;
@@ -27,7 +27,7 @@ void saxpy_v1_sync(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
     CUDA_CHECK(cudaMemcpy(host->z, dev->y, bytes, cudaMemcpyDeviceToHost));
 }
 
-// ---- stage 2: one stream, asynchronous copies (only truly so from pinned memory)
+// ---- stage 1: one stream, asynchronous copies (only truly so from pinned memory)
 float *host_alloc(size_t n, bool pinned)
 {
     float *p = NULL;
@@ -62,7 +62,7 @@ static void copy_out(saxpy_device *dev, saxpy_host *host, saxpy_segment seg, cud
                                sizeof(float) * (size_t)seg.count, cudaMemcpyDeviceToHost, s));
 }
 
-void saxpy_v2_pinned(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
+void saxpy_v1_pinned(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
 {
     saxpy_check(cfg, dev, host);
     saxpy_segment all = {0, host->n};
@@ -74,8 +74,8 @@ void saxpy_v2_pinned(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *hos
     CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
-// ---- stage 3: segments over S streams, each segment's three steps issued together
-void saxpy_v3_depth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
+// ---- stage 2: segments over S streams, each segment's three steps issued together
+void saxpy_v2_depth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host)
 {
     saxpy_check(cfg, dev, host);
     for (int k = 0; k < cfg->segments; k++) {
@@ -88,7 +88,7 @@ void saxpy_v3_depth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host
     CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-// ---- stages 4 and 5: breadth first within each group of S segments
+// ---- stages 3 and 4: breadth first within each group of S segments
 static void mark(saxpy_timeline *tl, int k, int m, cudaStream_t s);
 
 static void breadth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host,
@@ -96,7 +96,7 @@ static void breadth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_host
 {
     saxpy_check(cfg, dev, host);
     int S = cfg->streams;
-    // Segment k always goes to stream k % S, as in stage 3; only the order
+    // Segment k always goes to stream k % S, as in stage 2; only the order
     // the host issues the work in changes: all copies in of a group, then
     // all its kernels, then all its copies out.
     for (int group = 0; group < cfg->segments; group += S) {
@@ -127,5 +127,5 @@ static void mark(saxpy_timeline *tl, int k, int m, cudaStream_t s)
         CUDA_CHECK(cudaEventRecord(tl->mark[k][m], s));
 }
 
-// Given, the same on both sides: the entry points of stages 4 and 5.
+// Given, the same on both sides: the entry points of stages 3 and 4.
 #include "given.cuh"

@@ -1,16 +1,16 @@
 /*
  * Lab 07, reference: persistent kernels and CPU-GPU hand-offs.
  *
- * Stages 1-3 pass a counter back and forth, the CPU producing the even
+ * Stages 0-2 pass a counter back and forth, the CPU producing the even
  * numbers and the GPU the odd ones: (1) a copy and a launch per GPU turn,
  * (2) the counter in mapped pinned memory, still a launch per turn, (3) one
  * kernel for all turns, the two sides taking turns through the counter.
- * Stage 4 keeps as many blocks resident as fit and lets them pull tasks from
- * an atomic counter; stage 5 keeps them resident while the host feeds tasks
+ * Stage 3 keeps as many blocks resident as fit and lets them pull tasks from
+ * an atomic counter; stage 4 keeps them resident while the host feeds tasks
  * through a ring buffer in mapped pinned memory.
  *
  * The memory model: a kernel's end (and the synchronise that waits for it)
- * orders everything, so stages 1, 2 and 4 need no fences. In stages 3 and 5
+ * orders everything, so stages 0, 1 and 3 need no fences. In stages 2 and 4
  * the two sides run at the same time, so every flag that hands data over is
  * written with a release store and read with an acquire load, at system
  * scope, because the other side is the CPU.
@@ -30,7 +30,7 @@
 
 /* ------------------------------------------------------------ ping-pong */
 
-// Stages 1 and 2: one GPU turn. *counter holds the CPU's number; the GPU
+// Stages 0 and 1: one GPU turn. *counter holds the CPU's number; the GPU
 // produces the next one and leaves it in *counter.
 __global__ void gpu_turn(int *counter, int *log, bool print)
 {
@@ -76,7 +76,7 @@ void pingpong_mapped(int n, int *producer, double *round_trip_us, bool print)
     log_close(log, n, producer);
 }
 
-// Stage 3: every GPU turn in one kernel. It waits for an even counter (the
+// Stage 2: every GPU turn in one kernel. It waits for an even counter (the
 // CPU's number), produces the next one, and exits when asked to stop.
 //
 // The number is the whole message: nothing else has to arrive with it (the
@@ -101,7 +101,7 @@ __global__ void gpu_turns_persistent(handoff *shared, int *log, bool print)
     }
 }
 
-// Stage 3, the CPU's side of one hand-off (pingpong_persistent calls it):
+// Stage 2, the CPU's side of one hand-off (pingpong_persistent calls it):
 // gives `number` to the kernel and leaves the kernel's answer in `answer`;
 // false when the kernel has not answered by the deadline.
 static bool hand_off_persistent(handoff *shared, int number, int &answer)
@@ -113,7 +113,7 @@ static bool hand_off_persistent(handoff *shared, int number, int &answer)
 
 /* ---------------------------------------------------------------- tasks */
 
-// Stage 4: each block claims a task, does it, and claims the next until none
+// Stage 3: each block claims a task, does it, and claims the next until none
 // are left, so a block's launch cost is paid once for many tasks.
 __global__ void worker_pool(const unsigned *in, unsigned *out, int *visits, int tasks,
                             int task_size)
@@ -130,7 +130,7 @@ __global__ void worker_pool(const unsigned *in, unsigned *out, int *visits, int 
     }
 }
 
-// Stage 5: like the pool, but the tasks arrive while the kernel runs, so a
+// Stage 4: like the pool, but the tasks arrive while the kernel runs, so a
 // block waits for its claim to be enqueued, and leaves only when asked.
 // Blocks that poll the same host memory all at once queue up on the bus
 // (each waits for everyone's reads), so one block reads the host's head, the
@@ -189,7 +189,7 @@ int coresident_blocks(int part, int block_size)
     return per_sm * sms;
 }
 
-// Stage 5, the host's side of the ring (tasks_host_fed calls these). Enqueues
+// Stage 4, the host's side of the ring (tasks_host_fed calls these). Enqueues
 // task number tasks - 1 - enqueued as the enqueued-th task (from 0).
 static void enqueue_task(feed_ring *ring, int in_flight, int tasks, int enqueued)
 {
