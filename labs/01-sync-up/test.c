@@ -511,8 +511,10 @@ Test(sync_up, stage4_negative_inputs,
     /* Every element from INT_MIN to -1, with INT_MIN planted. */
     wb_fill_ints(in, (size_t)n, INT_MIN, -1, &rng);
     in[n / 2] = INT_MIN;
-    int got = launched_maximum(in, n, 2 * sms, 256, "grid_maximum(n = 65536 negative numbers)");
-    assert_maximum(got, cpu_maximum(in, n), true, false, "grid_maximum(n = 65536 negative numbers)");
+    char what[96];
+    snprintf(what, sizeof what, "grid_maximum(n = %d negative numbers)", n);
+    int got = launched_maximum(in, n, 2 * sms, 256, what);
+    assert_maximum(got, cpu_maximum(in, n), true, false, what);
     /* Three negative numbers; one -1 in many blocks of which most have none;
      * INT_MIN alone, which is also what an empty block's maximum is. */
     static const int three[] = {-5, -7, -3}, minus_one[] = {-1}, lowest[] = {INT_MIN};
