@@ -533,8 +533,10 @@ Test(sync_up, stage4_back_to_back,
     int sms = wb_device_info().sm_count;
     wb_rng rng = wb_rng_for("stage4 back to back");
     /* Different inputs and grids, queued with no wait in between: each
-     * launch starts with the counter where the one before left it. */
-    max_case cases[] = {{sms + 5, 128, 1 << 16}, {3, 64, 1000}, {700, 256, 1 << 20}};
+     * launch starts with the counter where the one before left it. (The
+     * largest grid first: a grid larger than any before it makes the given
+     * code grow its buffer of partial results, and cudaFree waits.) */
+    max_case cases[] = {{700, 256, 1 << 20}, {sms + 5, 128, 1 << 16}, {3, 64, 1000}};
     enum { LAUNCHES = sizeof cases / sizeof cases[0] };
     int *in[LAUNCHES], *d_in[LAUNCHES], *d_result, got[LAUNCHES];
     d_result = wb_guarded_malloc(sizeof(int) * LAUNCHES);
