@@ -225,14 +225,15 @@ __device__ int block_maximum(const int *in, int n) { return block_fold<max_op>(i
 struct max_args {
     const int *in;
     int n;
-    int *partial;   /* one int per block, GRID_MAXIMUM_STALE at launch */
+    int *partial;   /* one int per block (and one more past them), GRID_MAXIMUM_STALE at launch */
     int *result;
     int print;
 };
 
 /* Every byte of GRID_MAXIMUM_STALE (lab.h), what partial[] holds when the
- * kernel starts: a block that reads a partial result before its store is
- * visible reads that, and takes it for the maximum. */
+ * kernel starts, one int past the last block's too: a block that reads a
+ * partial result before its store is visible, or one past the end, reads
+ * that, and takes it for the maximum. */
 #define MAX_STALE_BYTE 0x7F
 
 /* The blocks' tickets. 0 when the program starts; the host never resets
@@ -262,8 +263,8 @@ void grid_maximum(const int *in, int n, int *result, int blocks, int threads, in
     if (!in || !result)
         wb_fail("grid_maximum: in and result must be device buffers (one is NULL)");
     static scratch partial;
-    max_args a = {in, n, scratch_ints(&partial, (size_t)blocks), result, print};
-    CUDA_CHECK(cudaMemsetAsync(a.partial, MAX_STALE_BYTE, (size_t)blocks * sizeof(int)));
+    max_args a = {in, n, scratch_ints(&partial, (size_t)blocks + 1), result, print};
+    CUDA_CHECK(cudaMemsetAsync(a.partial, MAX_STALE_BYTE, ((size_t)blocks + 1) * sizeof(int)));
     /* No block waits for another: any number of blocks may run, resident
      * at once or not. */
     maximum_stage4<<<blocks, threads>>>(a);

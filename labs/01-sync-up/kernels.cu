@@ -123,23 +123,26 @@ __global__ void handshake_stage3(chain_args a)
  * hands it on; the block that finishes last combines them. */
 __global__ void maximum_stage4(max_args a)
 {
-    // TODO 11: thread 0 of every block: store the block's maximum in
-    // a.partial[blockIdx.x], make it visible to the whole device, then take
-    // a ticket from max_tickets with an atomic. atomicAdd returns the count
-    // before the add: the block that draws gridDim.x - 1 is the last one.
+    // TODO 11: every thread calls block_maximum(a.in, a.n) (it has
+    // barriers inside). Then thread 0 of every block: store the block's
+    // maximum in a.partial[blockIdx.x], make it visible to the whole device,
+    // then take a ticket from max_tickets with an atomic. atomicAdd returns
+    // the count before the add: the block that draws gridDim.x - 1 is the
+    // last one.
 
     // TODO 12: thread 0 of the last block only: make sure it sees every
-    // block's store, read all gridDim.x partial results (fresh, not from a
-    // cache), combine them into the maximum, set max_tickets back to 0 for
-    // the next launch, and announce_maximum(a, best).
+    // block's store, read all gridDim.x partial results (fresh: through a
+    // volatile pointer), combine them into the maximum, set max_tickets back
+    // to 0 for the next launch, and announce_maximum(a, best).
     (void)a;
 }
 
 /* Stage 5: work donation, one cooperative kernel. */
 __global__ void donate_stage5(donate_args a)
 {
-    // TODO 13: the sum of all the work: every block's block_sum (given),
-    // added to donation_total by one thread of the block with an atomic.
+    // TODO 13: the sum of all the work: every thread calls
+    // block_sum(a.work, a.n) (given; it has barriers inside), and one thread
+    // of the block adds the block's sum to donation_total with an atomic.
 
     // TODO 14: nobody may read donation_total before every block has added
     // its share: a barrier for the whole grid (cg::this_grid().sync()).

@@ -63,7 +63,8 @@ void handshake_chain(const int *input, int *down, int *up, int *order, int block
  * waits for another. */
 #define GRID_MAXIMUM_MAX_BLOCKS (1 << 20)
 /* What the blocks' partial results hold when the kernel starts (every byte
- * 0x7F): a partial result read before its store was visible shows as this. */
+ * 0x7F), and the int after the last of them: a partial result read before
+ * its store was visible, or read past the last block's, shows as this. */
 #define GRID_MAXIMUM_STALE 0x7F7F7F7F
 void grid_maximum(const int *in, int n, int *result, int blocks, int threads, int print);
 

@@ -421,9 +421,10 @@ static void assert_maximum(int got, int expected, bool all_negative, bool after_
                "thread 0 calls announce_maximum";
     else if (got == GRID_MAXIMUM_STALE)
         hint = "0x7F7F7F7F is what partial[] held when the kernel started: the last block "
-               "read a partial result before the store of it was visible. A __threadfence() "
+               "read a partial result before the store of it was visible (a __threadfence() "
                "between storing the partial result and taking the ticket, and one between "
-               "drawing the last ticket and reading partial[]";
+               "drawing the last ticket and reading partial[]), or read one past the last "
+               "block's (b < gridDim.x, not <=)";
     else if (got == 0 && all_negative)
         hint = "the maximum is 0 but the inputs are all negative: did you start the maximum "
                "at 0 instead of INT_MIN (or the first partial result)?";
