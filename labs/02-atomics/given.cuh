@@ -3,9 +3,10 @@
  * both include it at their top): the names of the versions, the argument
  * checks and launches of every entry point, the lecture's racy counter and
  * wrong locks, the helpers the stages' kernels call (relaxed_load,
- * reduce_index, thread_fold, single_section, push_count, write_items) and
- * the lists' set-up and stage 6's kernel. It comes before the kernels of kernels.cu, which it
- * launches, so it declares each of them, "written in kernels.cu".
+ * reduce_index, thread_fold, single_section, push_count, write_items), the
+ * lists' set-up and stage 6's kernel. It comes before the kernels of
+ * kernels.cu, which it launches, so it declares each of them, "written in
+ * kernels.cu".
  */
 #include <cuda/atomic>
 #include <limits.h>
@@ -348,21 +349,23 @@ struct NodeLock;
 __device__ void locked_insert(int *next, int *locks, int prev, int node);
 __device__ void locked_remove(int *next, int *locks, int anchor, int node);
 
-// Every thread inserts its own node behind its anchor; three in four then
-// take it out again, while the others insert behind the same anchor and
-// walk through the same nodes towards their own.
-__global__ void locked_list_kernel(int *next, int *locks, int anchors, int threads)
+// Every thread inserts its own node behind its anchor; those not told to
+// keep it take it out again, while the others insert behind the same anchor
+// and walk through the same nodes towards their own.
+__global__ void locked_list_kernel(int *next, int *locks, const int *keep, int anchors,
+                                   int threads)
 {
     int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= threads)
         return;
     int anchor = t % anchors, node = anchors + t;
     locked_insert(next, locks, anchor, node);
-    if (!list_keeps(t))
+    if (!keep[t])
         locked_remove(next, locks, anchor, node);
 }
 
-void locked_list(int *next, int *locks, int anchors, int threads, int block_size)
+void locked_list(int *next, int *locks, const int *keep, int anchors, int threads,
+                 int block_size)
 {
     check_launch_shape("locked_list", 1, block_size, false);
     if (anchors < 1 || threads < 0 || threads > INT_MAX - anchors)
@@ -373,7 +376,7 @@ void locked_list(int *next, int *locks, int anchors, int threads, int block_size
     fill_ints(locks, anchors + threads, 0);
     if (threads == 0)
         return;
-    locked_list_kernel<<<blocks_for(threads, block_size), block_size>>>(next, locks, anchors,
-                                                                        threads);
+    locked_list_kernel<<<blocks_for(threads, block_size), block_size>>>(next, locks, keep,
+                                                                        anchors, threads);
     CUDA_CHECK_LAUNCH();
 }
