@@ -546,9 +546,10 @@ Test(atomics, stage5_list_many_anchors, .description = "2^20 inserts spread over
 /* -------------------------------------------------------------- stage 6 */
 
 /* How long one locked_list run may take before the test calls it a
- * deadlock. The largest shape finishes well within a second when the locks
- * are right; under compute-sanitizer every lock hand-over is far slower
- * (and the shapes are smaller). */
+ * deadlock. The shapes are sized to take a second or less when the locks
+ * are right (an estimate from stage 2's hand-over time, to be measured);
+ * under compute-sanitizer every lock hand-over is far slower (and the
+ * shapes are smaller). */
 static double locked_list_deadline_s(void)
 {
     return wb_under_sanitizer() ? 240.0 : 20.0;
