@@ -602,11 +602,14 @@ static void check_locked_list(const locked_shape *shape)
     double deadline = locked_list_deadline_s();
     snprintf(label, sizeof label, "%s: finished within the deadline", what);
     int finished = wb_observe_int(label, finished_within(deadline));
-    cr_assert(finished, "%s: the test timed out: the kernel was still running after %.0f s, "
-              "a deadlock. Did you take the locks in the order node then prev? A thread that "
-              "holds node and waits for its predecessor waits forever on a walk that holds the "
-              "predecessor and waits for node. (A lock never freed, or a walk that goes round "
-              "a cycle, hangs too.) " WB_SEED_HINT, what, deadline, wb_seed());
+    cr_assert(finished, "%s: the test timed out: the kernel was still running after %.0f s: "
+              "a deadlock, or a walk that never ends. Did you take the locks in the order node "
+              "then prev? A thread that holds node and waits for its predecessor waits forever "
+              "on a walk that holds the predecessor and waits for node. A lock never freed hangs "
+              "too, and so does a link changed without holding its lock (unlocking before the "
+              "link is written, or a lock two threads can take at once): it can close the list "
+              "into a cycle that a walk goes round forever. " WB_SEED_HINT,
+              what, deadline, wb_seed());
     snprintf(label, sizeof label, "%s: next", what);
     int *got = fetch_output(next, nodes, label);
     snprintf(label, sizeof label, "%s: locks", what);
