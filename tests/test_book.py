@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Tests of handouts/book fill: a planted results CSV lands in the chapter's
-"your results" block, as a Markdown table, and nothing else changes."""
+"""Tests of the book: handouts/book fill puts a planted results CSV into the
+chapter's "your results" block, as a Markdown table, and nothing else
+changes; every question of every chapter has its answer in answers.md."""
+import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +39,37 @@ class Fill(unittest.TestCase):
                            capture_output=True)
             again = open(os.path.join(handouts, "00-vector-add.md")).read()
             self.assertEqual(again, after)
+
+
+class Answers(unittest.TestCase):
+    """Each chapter's numbered questions ("## Questions", "## Check yourself",
+    "## Exercises ...") are answered one by one, as **N.**, in the chapter's
+    section of answers.md (the section that names the chapter's title)."""
+
+    def test_every_question_has_an_answer(self):
+        handouts = os.path.join(ROOT, "handouts")
+        with open(os.path.join(handouts, "answers.md")) as f:
+            sections = f.read().split("\n## ")[1:]
+        answered = {s.split("\n")[0]: set(re.findall(r"^\*\*(\d+)\.", s, re.M)) for s in sections}
+        for path in sorted(glob.glob(os.path.join(handouts, "*.md"))):
+            with open(path) as f:
+                text = f.read()
+            asked = set()
+            for block in re.finditer(r"\n## (?:Questions|Check yourself|Exercises[^\n]*)\n(.*?)(?=\n## |\Z)",
+                                     text, re.S):
+                asked |= set(re.findall(r"^(\d+)\. ", block.group(1), re.M))
+            if not asked:
+                continue
+            title = text.split("\n")[0].lstrip("# ").strip()
+            # "Lab 02: atomics, locks and worklists" in answers.md; the chapter's
+            # title may be longer ("Lab 02: atomics, ...: a lock per node").
+            section = [name for name in answered if title.startswith(name.split(":")[0])
+                       and (name.split(":")[0].startswith("Lab") or title.startswith(name))]
+            with self.subTest(chapter=os.path.basename(path)):
+                self.assertTrue(section, f"{os.path.basename(path)} ({title}) has no section in answers.md")
+                missing = sorted(asked - answered[section[0]], key=int)
+                self.assertFalse(missing, f"{os.path.basename(path)}: questions {missing} have no answer")
+
 
 
 if __name__ == "__main__":
