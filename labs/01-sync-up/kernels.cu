@@ -7,7 +7,7 @@
  * rest is given in given.cuh, included below: take_turn, the counter
  * grid_next and the entry points that launch your kernels. Read
  * handouts/01-sync-up.md first, and run the lecture's five versions with
- * build/labs/01-sync-up/sync-up-experiments. Check your work with
+ * `build/labs/01-sync-up/sync-up-experiments`. Check your work with
  *     meson test -C build --suite sync-up-student --print-errorlogs
  * and ask for a hint with `grading/workbook hint sync-up 0`.
  */
