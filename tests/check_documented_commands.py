@@ -15,31 +15,31 @@ failures too.
 What happens to each: the first of RULES that matches it decides (needs a
 GPU: it runs only with --gpu; not run: the reason, printed in the summary);
 every other command runs. Placeholders (LAB, STAGE, DIR, ...) are replaced
-first by the values of PLACEHOLDERS; `run LAB` and `hint LAB` are tried with
-every lab.
+first by the values of PLACEHOLDERS; `run LAB --stage ...` and `hint LAB`
+are tried with every lab.
 
 How: in a scratch copy of the repository with a git history of its own (for
-`reset`), with HOME, TMPDIR and WB_BUILD_DIR inside it, so that nothing of the
-checkout, of the user's build/ or of /tmp changes. The scratch's build/ is
-configured once and starts from the objects of --build: ninja rebuilds only
-what differs (what names the checkout's path), so every program is what the
-scratch's sources make. The commands of grading/student-README.md run in a
-student copy made from the scratch (`grading/workbook release`), as students
-get them. The commands of one code block run in order; after each block or
-span, the scratch is put back as it was if anything in it changed.
+`reset`) and the references as the labs' kernels.cu (a student who has
+finished: the skeletons fail tests that need no GPU, the source rules), with
+HOME, TMPDIR and WB_BUILD_DIR inside it, so that nothing of the checkout, of
+the user's build/ or of /tmp changes. The scratch's build/ is configured
+once and starts from the objects of --build (a build folder at the top of
+this checkout): ninja rebuilds only what differs, so every program is what
+the scratch's sources make. The commands of grading/student-README.md run in
+a student copy made from the scratch (`grading/workbook release`), as
+students get them. The commands of one code block run in order; after each
+block or span, what a command changed in the scratch is put back.
 
-Without a GPU a command that exits 77 (a benchmark or a lab's tests, after
-parsing their options) passes as "options accepted, GPU part skipped"; a
-command that needs a GPU has the program of the build it wraps (under
-compute-sanitizer or ncu) run alone, for the same check of its options; and
-a test binary's --filter must name one of its tests. With --gpu (on a GPU
-machine: tests/gpu-check --steps commands) every command that needs a GPU runs
-too, the labs' kernels.cu are the references (a student who has finished
-them), and each command must exit 0.
+Without a GPU, a command that exits 77 (a benchmark or a lab's tests, after
+parsing their options) passes, skipped; a command that needs a GPU has the
+program of the build it wraps (under compute-sanitizer or ncu) run alone,
+for the same check of its options; and a test binary's --filter must name
+one of its tests. With --gpu (on a GPU machine: tests/gpu-check --steps
+commands) the commands that need a GPU run too, and each must exit 0.
 
-Ends with "N run, N passed, N failed, N not run" and the reasons for what was
-not run. Exit status: 0 all passed, 1 a command or a document failed, 77 --gpu
-without a GPU.
+Ends with "N run, N passed, N failed, N not run" after the reasons for what
+was skipped or not run. Exit status: 0 all passed, 1 a command or a document
+failed, 77 --gpu without a GPU.
 
 usage: check_documented_commands.py [--gpu] [--build DIR] [--docs GLOB,...] [--list]
 """
@@ -56,7 +56,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "grading"))
@@ -74,7 +74,8 @@ INTERRUPT_AFTER_S = 10   # a command that runs until Ctrl-C gets it after this
 TIMEOUT_S = 900          # any other command fails when it runs longer
 
 # ------------------------------------------------------------------ the table
-# What happens to a command, by the first pattern that matches it as written.
+# What happens to a command: the first pattern that matches it (placeholders
+# replaced) decides; a command no pattern matches runs.
 RUN, GPU, SKIP, NO_GPU, UNTIL_CTRL_C = "run", "needs a GPU", "not run", "no GPU", "until Ctrl-C"
 RULES = (
     # Not run, each for its reason.
