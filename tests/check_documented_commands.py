@@ -30,12 +30,13 @@ a student copy made from the scratch (`grading/workbook release`), as
 students get them. The commands of one code block run in order; after each
 block or span, what a command changed in the scratch is put back.
 
-Without a GPU, a command that exits 77 (a benchmark or a lab's tests, after
-parsing their options) passes, skipped; a command that needs a GPU has the
-program of the build it wraps (under compute-sanitizer or ncu) run alone,
-for the same check of its options; and a test binary's --filter must name
-one of its tests. With --gpu (on a GPU machine: tests/gpu-check --steps
-commands) the commands that need a GPU run too, and each must exit 0.
+A command that exits 77 passes, skipped, with the reason it printed: without
+a GPU, a benchmark or a lab's tests do so after parsing their options. A
+command that needs a GPU has, where there is none, the program of the build
+it wraps (under compute-sanitizer or ncu) run alone, for the same check of
+its options; and a test binary's --filter must name one of its tests. With
+--gpu (on a GPU machine: tests/gpu-check --steps commands) the commands that
+need a GPU run too, and a skip for want of a GPU is a failure.
 
 Ends with "N run, N passed, N failed, N not run" after the reasons for what
 was skipped or not run. Exit status: 0 all passed, 1 a command or a document
@@ -345,7 +346,8 @@ def filter_problem(text, where):
             continue
         names = test_names(os.path.join(where, binaries[-1]))
         if not fnmatch.filter(names, pattern):
-            stages = sorted({name.split("_")[0] + "_*" for name in names})
+            stages = sorted({name.rsplit("/", 1)[0] + "/" + name.rsplit("/", 1)[1].split("_")[0]
+                             + "_*" for name in names})
             return (f"--filter '{pattern}' names none of the tests of {binaries[-1]} (they are "
                     f"{', '.join(stages)})")
     return None
@@ -562,14 +564,16 @@ def shell_status(text, place, tmp, until_ctrl_c):
 
 
 def judged(status, output, seconds, gpu):
-    """The result of a command that ran; exit 77 without a GPU is "skipped",
-    with the reason it printed (a benchmark: after parsing its options)."""
+    """The result of a command that ran. Exit 77 is "skipped", with the
+    reason it printed (a benchmark without a GPU: after parsing its options;
+    the PDF book without TeX), except with --gpu for want of a GPU."""
     if status == 0:
         return Result("passed", seconds=seconds)
     lines = output.rstrip().splitlines() or [""]
-    if status == 77 and not gpu:
-        said = [l.strip() for l in lines if l.strip().lower().startswith("skipped")]
-        return Result("skipped", (said or lines)[-1], seconds=seconds)
+    said = [l.strip() for l in lines if l.strip().lower().startswith("skipped")]
+    reason = (said or lines)[-1]
+    if status == 77 and not (gpu and "no usable GPU" in reason):
+        return Result("skipped", reason, seconds=seconds)
     said = status if isinstance(status, str) else f"exit {status}"
     tail = "\n".join("    | " + line for line in lines[-25:])
     return Result("failed", f"{said}:\n{tail}", seconds=seconds)
@@ -686,7 +690,7 @@ def summary(rows, problems, docs):
     count = {status: sum(r.status == status for _, r in rows) for status in SAID}
     ran = count["passed"] + count["skipped"] + count["failed"]
     print(f"\n{ran} run, {count['passed'] + count['skipped']} passed ({count['skipped']} of them "
-          f"exit 77: skipped, options accepted), {count['failed']} failed, "
+          f"skipped: exit 77, the reasons above), {count['failed']} failed, "
           f"{count['not run'] + count['options checked']} not run ({count['options checked']} of "
           f"them needing a GPU had their options checked); {len(problems)} problem(s) in the "
           "documents")
@@ -706,16 +710,17 @@ def default_build():
 
 
 def main():
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], epilog="The top of this file says more: where "
-        "commands are found, the table of what is not run and why, the placeholders.")
+    parser = argparse.ArgumentParser(description=__doc__.rsplit("\nusage:", 1)[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="RULES and PLACEHOLDERS are tables at the top of "
+                                     "tests/check_documented_commands.py.")
     parser.add_argument("--gpu", action="store_true",
-                        help="run the commands that need a GPU too, with the references as the "
-                        "labs' files; every command must then exit 0")
+                        help="run the commands that need a GPU too; a skip for want of a GPU "
+                        "then fails")
     parser.add_argument("--build", metavar="DIR", default=default_build(),
-                        help="a build folder of this checkout that the scratch's build starts "
-                        "from (default: build/ when it is configured, else none: the scratch "
-                        "is built from nothing, minutes)")
+                        help="a build folder at the top of this checkout that the scratch's "
+                        "build starts from (default: build/ when it is configured, else none: "
+                        "the scratch is built from nothing, minutes)")
     parser.add_argument("--docs", metavar="GLOB,...", default=",".join(DOCS),
                         help="only the commands of these documents (default: all of them)")
     parser.add_argument("--list", action="store_true",
