@@ -6,10 +6,15 @@
  *   orderings  __threadfence(), __threadfence_system(), memory_order_acquire,
  *              _release, _acq_rel, _seq_cst, and an atomic_ref load, store,
  *              exchange or fetch_ call without a memory order (seq_cst);
+ *              a read-modify-write (exchange, fetch_, compare_exchange_)
+ *              that is acq_rel or seq_cst counts twice: it is a release
+ *              and an acquire in one operation;
  *              __threadfence_block() too, for a rule of block scope;
  *   fresh      volatile, atomicXxx(...), __ldcv / __ldcg / __stcg / __stwt,
  *              and atomic_ref loads, stores, exchanges and fetch_ calls;
  *   barriers   __syncthreads*(), __syncwarp(), and cooperative groups' sync().
+ * In a rule of device scope, cuda::thread_scope_block (or _thread) in the
+ * body is a problem of its own: such an atomic orders nothing for other SMs.
  * Only the function's own body counts, not the functions it calls.
  */
 #include <ctype.h>
@@ -23,6 +28,7 @@
 
 typedef struct {
     int orderings, fresh, barriers;
+    int narrow;   /* block- or thread-scope atomics */
 } counts;
 
 /* The text with comments, string and character literals turned into spaces
@@ -152,7 +158,7 @@ static bool atomic_member(const char *word, size_t n)
 
 static counts count_body(const char *body, const char *end, wb_scope scope)
 {
-    counts c = {0, 0, 0};
+    counts c = {0, 0, 0, 0};
     for (const char *p = body; p < end;) {
         if (!is_word_char(*p) || (p > body && is_word_char(p[-1]))) {
             p++;
@@ -180,15 +186,25 @@ static counts count_body(const char *body, const char *end, wb_scope scope)
         else if (call && (starts_with(w, n, "__syncthreads") || word_is(w, n, "__syncwarp") ||
                           word_is(w, n, "sync")))
             c.barriers++;
+        else if (word_is(w, n, "thread_scope_block") || word_is(w, n, "thread_scope_thread"))
+            c.narrow++;
         else if (call && member && atomic_member(w, n)) {
             c.fresh++;
-            // Without a memory_order argument an atomic_ref operation is seq_cst.
             const char *args_end = after_closing(next);
-            if (args_end && !find_word(next, args_end, "memory_order_relaxed") &&
+            if (!args_end)
+                continue;
+            bool rmw = !word_is(w, n, "load") && !word_is(w, n, "store");
+            bool both = find_word(next, args_end, "memory_order_acq_rel") ||
+                        find_word(next, args_end, "memory_order_seq_cst");
+            // Without a memory_order argument an atomic_ref operation is
+            // seq_cst: a load acquires, a store releases, a read-modify-write
+            // does both. An explicit order counts as its word (above); an
+            // acq_rel or seq_cst read-modify-write counts once more.
+            if (!both && !find_word(next, args_end, "memory_order_relaxed") &&
                 !find_word(next, args_end, "memory_order_acquire") &&
-                !find_word(next, args_end, "memory_order_release") &&
-                !find_word(next, args_end, "memory_order_acq_rel") &&
-                !find_word(next, args_end, "memory_order_seq_cst"))
+                !find_word(next, args_end, "memory_order_release"))
+                c.orderings += rmw ? 2 : 1;
+            else if (both && rmw)
                 c.orderings++;
         }
     }
@@ -217,6 +233,7 @@ static bool count_function(const char *text, const wb_source_rule *rule, counts 
         total->orderings += c.orderings;
         total->fresh += c.fresh;
         total->barriers += c.barriers;
+        total->narrow += c.narrow;
         found = true;
     }
     return found;
@@ -235,11 +252,14 @@ void wb_check_source_rules_in(const char *compiled_path, const wb_source_rule *r
     size_t used = 0;
     for (size_t i = 0; i < n; i++) {
         const wb_source_rule *r = &rules[i];
-        counts c = {0, 0, 0};
+        counts c = {0, 0, 0, 0};
         const char *problem = NULL;
         char detail[200];
         if (!count_function(text, r, &c)) {
             problem = "is not in the file (keep the skeleton's function names)";
+        } else if (r->scope == WB_DEVICE_SCOPE && c.narrow) {
+            problem = "uses cuda::thread_scope_block (or _thread), whose atomics order nothing "
+                      "for the threads of other blocks: use cuda::thread_scope_device";
         } else if (c.orderings < r->orderings) {
             snprintf(detail, sizeof detail, "has %d fence(s) or acquire/release operation(s)%s, "
                      "it needs %d", c.orderings, r->scope == WB_BLOCK_SCOPE ? "" : " of device scope",

@@ -6,8 +6,8 @@ import sys
 
 from svg import Svg
 
-BANDWIDTH = 2.93e12      # B/s, device-to-device copy, read + write (2026-11-22)
-PEAK = 51e12             # FLOP/s, cuBLAS SGEMM FP32 at 4096^3 (2026-11-22)
+BANDWIDTH = 2.93e12      # B/s, device-to-device copy, read + write (2026-11-25: 2935 GB/s)
+PEAK = 51e12             # FLOP/s, cuBLAS SGEMM FP32 at 4096^3 (2026-11-25: 50919 GFLOP/s)
 X0, X1, Y0, Y1 = -3, 3, 9, 14   # log10 ranges: intensity, FLOP/s
 
 s = Svg(640, 400)

@@ -51,8 +51,11 @@ static void run(void *context)
         worklist_push(j->a, j->n, j->b, j->c, j->slots, j->capacity, (push_version)j->version,
                       block_size);
         break;
-    default:
+    case 5:
         list_insert(j->a, j->slots, j->n, block_size);
+        break;
+    default:   /* c: keep, a flag per thread */
+        locked_list(j->a, j->b, j->c, j->slots, j->n, block_size);
         break;
     }
 }
@@ -316,6 +319,42 @@ static void stage5(int n)
     free_job(&j);
 }
 
+/* Stage 6 against stage 5: the same inserts with a lock per node, then
+ * with three in four nodes removed again (a walk from the anchor each). */
+static void stage6(int n)
+{
+    int anchors[2] = {HIGH, 1 << 16}, inserts[2] = {n / 16 < 4096 ? n / 16 : 4096, n};
+    size_t nodes = (size_t)n + (1 << 16);
+    job j = {.stage = 6, .a = device_ints(nodes), .b = device_ints(nodes),
+             .c = device_ints((size_t)n)};
+    int *keep = malloc(sizeof(int) * (size_t)n);
+    if (!keep)
+        wb_fail("out of host memory for %d ints", n);
+    wb_table *t = wb_table_new("atomics-stage6",
+                               "stage 6: a lock per node against stage 5's lock-free insert",
+                               "version|anchors|threads|time (ms)|M threads/s");
+    for (int c = 0; c < 2; c++) {
+        j.slots = anchors[c];
+        j.n = inserts[c];
+        for (int version = 0; version < 3; version++) {
+            /* 0: lock-free insert; 1: locked insert; 2: locked, 3 in 4 removed */
+            for (int i = 0; i < j.n; i++)
+                keep[i] = version < 2 || i % 4 == 3;
+            CUDA_CHECK(cudaMemcpy(j.c, keep, sizeof(int) * (size_t)j.n, cudaMemcpyHostToDevice));
+            j.stage = version == 0 ? 5 : 6;
+            double ms = time_ms(&j);
+            static const char *const names[3] = {"lock-free insert (stage 5)", "locked insert",
+                                                 "locked insert, 3 in 4 removed"};
+            wb_table_row(t, "%s|%d|%d|%.3f|%.2f", names[version], j.slots, j.n, ms,
+                         wb_items_per_s(j.n, ms) / 1e6);
+        }
+    }
+    wb_table_print(t, stdout);
+    wb_table_free(t);
+    free(keep);
+    free_job(&j);
+}
+
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
@@ -323,10 +362,11 @@ int main(int argc, char **argv)
     int stage = WB_ALL_STAGES, n = 1 << 26;
     double target = 0.8;
     const wb_option options[] = {
-        {"stage", "S", WB_INT, &stage, 0, 5, "time only stage S (default: all)"},
+        {"stage", "S", WB_INT, &stage, 0, 6, "time only stage S (default: all)"},
         {"n", "N", WB_INT, &n, 4096, INT_MAX / 2,
          "scales the work: stage 1 reduces N ints (default 2^26), the others use N/4 threads "
-         "(default 2^24; stage 5 inserts N/1024 nodes)"},
+         "(default 2^24; stages 5 and 6 insert N/1024 nodes, and at most 4096 behind one "
+         "node in stage 6)"},
         {"block", "B", WB_WARPS, &block_size, 32, 1024,
          "threads per block, a multiple of 32"},
         WB_REPS_OPTION(reps),
@@ -352,5 +392,6 @@ int main(int argc, char **argv)
     if (all || stage == 3) stage3(n / 4);
     if (all || stage == 4) met &= stage4(n / 4);
     if (all || stage == 5) stage5(n / 1024);
+    if (all || stage == 6) stage6(n / 1024);
     return met ? 0 : 1;
 }

@@ -3,9 +3,10 @@
  * both include it at their top): the names of the versions, the argument
  * checks and launches of every entry point, the lecture's racy counter and
  * wrong locks, the helpers the stages' kernels call (relaxed_load,
- * reduce_index, thread_fold, single_section, push_count, write_items) and
- * the list set-up. It comes before the kernels of kernels.cu, which it
- * launches, so it declares each of them, "written in kernels.cu".
+ * reduce_index, thread_fold, single_section, push_count, write_items), the
+ * lists' set-up and stage 6's kernel. It comes before the kernels of
+ * kernels.cu, which it launches, so it declares each of them, "written in
+ * kernels.cu".
  */
 #include <cuda/atomic>
 #include <limits.h>
@@ -338,5 +339,44 @@ void list_insert(int *next, int anchors, int inserts, int block_size)
     if (inserts == 0)
         return;
     list_insert_kernel<<<blocks_for(inserts, block_size), block_size>>>(next, anchors, inserts);
+    CUDA_CHECK_LAUNCH();
+}
+
+/* ================================================================ stage 6 */
+
+// Written in kernels.cu: the lock of one node, and the two operations.
+struct NodeLock;
+__device__ void locked_insert(int *next, int *locks, int prev, int node);
+__device__ void locked_remove(int *next, int *locks, int anchor, int node);
+
+// Every thread inserts its own node behind its anchor; those not told to
+// keep it take it out again, while the others insert behind the same anchor
+// and walk through the same nodes towards their own.
+__global__ void locked_list_kernel(int *next, int *locks, const int *keep, int anchors,
+                                   int threads)
+{
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= threads)
+        return;
+    int anchor = t % anchors, node = anchors + t;
+    locked_insert(next, locks, anchor, node);
+    if (!keep[t])
+        locked_remove(next, locks, anchor, node);
+}
+
+void locked_list(int *next, int *locks, const int *keep, int anchors, int threads,
+                 int block_size)
+{
+    check_launch_shape("locked_list", 1, block_size, false);
+    if (anchors < 1 || threads < 0 || threads > INT_MAX - anchors)
+        wb_fail("locked_list: need anchors >= 1 and 0 <= threads <= INT_MAX - anchors; got "
+                "anchors = %d, threads = %d", anchors, threads);
+    list_init_kernel<<<blocks_for(anchors, 256), 256>>>(next, anchors);
+    CUDA_CHECK_LAUNCH();
+    fill_ints(locks, anchors + threads, 0);
+    if (threads == 0)
+        return;
+    locked_list_kernel<<<blocks_for(threads, block_size), block_size>>>(next, locks, keep,
+                                                                        anchors, threads);
     CUDA_CHECK_LAUNCH();
 }

@@ -5,19 +5,20 @@
  * first. Check your work with
  *     meson test -C build --suite atomics-student --print-errorlogs
  * (one stage: `build/atomics-student --filter 'atomics/stage2*'`) and ask for
- * a hint with `grading/workbook hint atomics 2`. Six stages, from the lecture:
+ * a hint with `grading/workbook hint atomics 2`. Seven stages, from the lecture:
  *   0. ++x[0] loses updates; atomicAdd makes the count exact.
  *   1. sum and max with atomics: per element, per block, per warp.
  *   2. a spin lock from atomicCAS around a multi-field update.
  *   3. "single": one thread of the grid, or of each block, with atomicCAS.
  *   4. worklist push: an atomic per item, per thread, per warp, per block.
  *   5. lock-free insert into a linked list with an atomicCAS retry loop.
+ *   6. the list with a lock per node: insert, and remove hand over hand.
  * Every kernel maps block b onto a "slot" b % slots (or a list) so that the
  * same code runs under high contention (one slot) and low contention (many).
  * The rest is given in given.cuh, included at the top: the entry points'
  * checks and launches, the racy counter, the wrong locks and the helpers
  * the kernels call (reduce_index, thread_fold, single_section, push_count,
- * write_items).
+ * write_items) and the kernel that runs stage 6's inserts and removes.
  */
 #include "lab.h"
 #include "workbook.h"
@@ -129,4 +130,34 @@ __global__ void list_insert_kernel(int *next, int anchors, int inserts)
     // node t % anchors. Other threads insert behind the same node at the
     // same time: use atomicCAS so that no insert overwrites another's, and
     // retry when one got in first.
+}
+
+/* ================================================================ stage 6 */
+
+// Each node v of the list has its own lock, the int locks[v]: 0 free, 1
+// taken. The lock is stage 2's again, this time written with
+// cuda::atomic_ref and memory orders (or with stage 2's fences).
+struct NodeLock {
+    // TODO 14: return only once this thread owns the lock; from then on it
+    // must see every write the lock's last owner made while holding it.
+    __device__ static void lock(int *word) {}
+    // TODO 15: free the lock, so that its next owner sees this thread's
+    // writes.
+    __device__ static void unlock(int *word) {}
+};
+
+__device__ void locked_insert(int *next, int *locks, int prev, int node)
+{
+    // TODO 16: link node in right behind prev, under prev's lock. Other
+    // threads insert behind prev, or walk through it, at the same time.
+}
+
+__device__ void locked_remove(int *next, int *locks, int anchor, int node)
+{
+    // TODO 17: unlink node, which is somewhere behind anchor (inserted by
+    // this thread and still in the list). Walk from anchor to node's
+    // predecessor holding locks hand over hand (the next one taken before
+    // the last one is let go), then lock node as well, unlink it and free
+    // both. Which order of the two locks can deadlock with another thread's
+    // walk?
 }

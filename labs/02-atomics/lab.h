@@ -87,6 +87,18 @@ void worklist_push(const int *counts, int threads, int *items, int *sizes, int l
  * anchor t % anchors, all at once. next holds anchors + inserts ints. */
 void list_insert(int *next, int anchors, int inserts, int block_size);
 
+/* ---- stage 6: the same list with a lock per node; locks[v] is node v's
+ * lock (0 free, 1 taken). The call first links the anchors as in stage 5
+ * and frees every lock; then, all at once, thread t (0 <= t < threads)
+ * inserts the new node anchors + t right after anchor t % anchors and,
+ * where keep[t] is 0, removes it again, wherever it then is among the
+ * anchor's nodes. next and locks hold anchors + threads ints each, keep
+ * threads. At the end the list holds the anchors in order, each followed by
+ * the kept nodes of its threads (in an order the timing decides), and every
+ * lock is free. */
+void locked_list(int *next, int *locks, const int *keep, int anchors, int threads,
+                 int block_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lab.h"
 #include "wb_test.h"
@@ -542,6 +543,161 @@ Test(atomics, stage5_list_many_anchors, .description = "2^20 inserts spread over
     check_list(1000, 1 << 20);
 }
 
+/* -------------------------------------------------------------- stage 6 */
+
+/* How long one locked_list run may take before the test calls it a
+ * deadlock. The shapes are sized to take a second or less when the locks
+ * are right (an estimate from stage 2's hand-over time, to be measured);
+ * under compute-sanitizer every lock hand-over is far slower (and the
+ * shapes are smaller). */
+static double locked_list_deadline_s(void)
+{
+    return wb_under_sanitizer() ? 240.0 : 20.0;
+}
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Waits, with a deadline, for the work queued on the default stream: 1 when
+ * it finished, 0 when it was still running at the deadline. A kernel that
+ * never ends cannot be stopped from here: the failed test's process exits,
+ * and the driver ends the kernel with it. */
+static int finished_within(double seconds)
+{
+    const struct timespec pause = {0, 1000000};   /* 1 ms between looks */
+    double deadline = seconds_now() + seconds;
+    cudaError_t status;
+    while ((status = cudaStreamQuery(0)) == cudaErrorNotReady) {
+        if (seconds_now() > deadline)
+            return 0;
+        nanosleep(&pause, NULL);
+    }
+    CUDA_CHECK(status);   /* a fault inside the kernel shows here */
+    return 1;
+}
+
+typedef struct {
+    int anchors, threads, block_size;
+    int keep_one_in;   /* each thread keeps its node with probability 1 / keep_one_in */
+} locked_shape;
+
+static void check_locked_list(const locked_shape *shape)
+{
+    int anchors = shape->anchors, threads = shape->threads, nodes = anchors + threads;
+    char what[128], label[192];
+    snprintf(what, sizeof what, "locked_list(anchors = %d, threads = %d, block %d, 1 in %d kept)",
+             anchors, threads, shape->block_size, shape->keep_one_in);
+    int *keep = host_ints(threads);
+    wb_rng rng = wb_rng_for(what);
+    int kept = 0;
+    for (int t = 0; t < threads; t++)
+        kept += keep[t] = wb_rng_int(&rng, 1, shape->keep_one_in) == 1;
+    int *d_keep = upload(keep, threads);
+    int *next = device_ints(nodes), *locks = device_ints(nodes);
+    locked_list(next, locks, d_keep, anchors, threads, shape->block_size);
+    double deadline = locked_list_deadline_s();
+    snprintf(label, sizeof label, "%s: finished within the deadline", what);
+    int finished = wb_observe_int(label, finished_within(deadline));
+    cr_assert(finished, "%s: the test timed out: the kernel was still running after %.0f s: "
+              "a deadlock, or a walk that never ends. Did you take the locks in the order node "
+              "then prev? A thread that holds node and waits for its predecessor waits forever "
+              "on a walk that holds the predecessor and waits for node. A lock never freed hangs "
+              "too, and so does a link changed without holding its lock (unlocking before the "
+              "link is written, or a lock two threads can take at once): it can close the list "
+              "into a cycle that a walk goes round forever. " WB_SEED_HINT,
+              what, deadline, wb_seed());
+    snprintf(label, sizeof label, "%s: next", what);
+    int *got = fetch_output(next, nodes, label);
+    snprintf(label, sizeof label, "%s: locks", what);
+    int *got_locks = fetch_output(locks, nodes, label);
+
+    /* Walk from anchor 0: the anchors in order, each followed only by kept
+     * nodes of its own threads, each node once. */
+    char *seen = calloc(nodes, 1);
+    cr_assert(seen, "out of host memory");
+    int steps = 0, anchor = -1;
+    for (int v = 0; v != -1; v = got[v], steps++) {
+        cr_assert(v >= 0 && v < nodes, "%s: the list leads to %d, which is no node (a link never "
+                  "written, or written outside its lock) " WB_SEED_HINT, what, v, wb_seed());
+        cr_assert(!seen[v], "%s: node %d is reachable twice: the list has a cycle (a link "
+                  "written from a stale read: an insert that did not hold prev's lock, or a "
+                  "remove that did not hold both of its locks) " WB_SEED_HINT, what, v,
+                  wb_seed());
+        seen[v] = 1;
+        if (v < anchors) {
+            cr_assert(v == anchor + 1, "%s: anchor %d comes after anchor %d: %s " WB_SEED_HINT,
+                      what, v, anchor,
+                      v > anchor + 1 ? "the anchors between them were unlinked (a remove that "
+                                       "walked past its own anchor, or unlinked from a stale "
+                                       "predecessor)"
+                                     : "the list goes back", wb_seed());
+            anchor = v;
+            continue;
+        }
+        int t = v - anchors;
+        cr_assert(t % anchors == anchor, "%s: node %d was inserted behind anchor %d but sits "
+                  "behind anchor %d " WB_SEED_HINT, what, v, t % anchors, anchor, wb_seed());
+        cr_assert(keep[t], "%s: node %d was removed but is still reachable: its removal had no "
+                  "effect, the course's GGPU (a letter too many). A remove that copies a link "
+                  "it does not hold the lock of (node's own, or its predecessor's) can undo "
+                  "another remove next to it: lock prev, then node, and read next[node] only "
+                  "then " WB_SEED_HINT, what, v, wb_seed());
+    }
+    for (int t = 0; t < threads; t++)
+        cr_assert(!keep[t] || seen[anchors + t], "%s: node %d (kept by thread %d) is lost: the "
+                  "list holds %d of %d nodes. An insert that did not hold prev's lock while it "
+                  "read and wrote prev's link, or a remove that unlinked from a predecessor it "
+                  "no longer held, drops nodes " WB_SEED_HINT, what, anchors + t, t, steps,
+                  anchors + kept, wb_seed());
+    cr_assert(steps == anchors + kept, "%s: the list holds %d nodes, expected %d " WB_SEED_HINT,
+              what, steps, anchors + kept, wb_seed());
+    for (int v = 0; v < nodes; v++)
+        cr_assert(got_locks[v] == 0, "%s: the lock of node %d is %d after the kernel, expected "
+                  "0 (free): every lock taken must be freed, both of remove's and every one a "
+                  "walk takes " WB_SEED_HINT, what, v, got_locks[v], wb_seed());
+    free(keep);
+    free(got);
+    free(got_locks);
+    free(seen);
+    wb_guarded_free(d_keep);
+    wb_guarded_free(next);
+    wb_guarded_free(locks);
+}
+
+/* One anchor: every insert and every walk starts at the same lock, and
+ * neighbours in the list are removed at the same time. One warp: its lanes
+ * wait for locks that lanes of their own warp hold (independent thread
+ * scheduling lets the holder run on). */
+Test(atomics, stage6_locked_one_anchor, .timeout = 120,
+     .description = "threads insert and remove behind one anchor: no lost or undone node")
+{
+    static const locked_shape shapes[] = {
+        {1, 1, 32, 2}, {1, 32, 32, 4}, {1, 1024, 1024, 4}, {1, 3000, 128, 4}, {1, 2000, 256, 2},
+    };
+    size_t count = wb_under_sanitizer() ? 3 : sizeof shapes / sizeof shapes[0];
+    for (size_t s = 0; s < count; s++)
+        check_locked_list(&shapes[s]);
+}
+
+/* Many anchors: hundreds of blocks, each segment contended by hundreds of
+ * threads; and fewer threads than anchors, where most segments stay empty. */
+Test(atomics, stage6_locked_many_anchors, .timeout = 120,
+     .description = "2^18 threads over 1000 anchors, and fewer threads than anchors")
+{
+    static const locked_shape shapes[] = {
+        {1000, 1 << 18, 256, 4}, {7, 20003, 96, 3}, {5000, 3000, 128, 4},
+    };
+    static const locked_shape small[] = {{100, 1 << 12, 256, 4}, {5000, 3000, 128, 4}};
+    const locked_shape *run = wb_under_sanitizer() ? small : shapes;
+    size_t count = wb_under_sanitizer() ? 2 : sizeof shapes / sizeof shapes[0];
+    for (size_t s = 0; s < count; s++)
+        check_locked_list(&run[s]);
+}
+
 /* ------------------------------------------------ the given argument checks */
 
 /* One int that given code leaves in a guarded device buffer, observed. */
@@ -709,6 +865,37 @@ Test(atomics, given_refuses_bad_arguments, .timeout = 60,
         CUDA_CHECK(cudaFree(all));
     }
 
+    /* Stage 6: anchors and threads; threads = 0 only links the anchors and
+     * frees their locks. */
+    wb_expect_error("locked_list(anchors = 0): anchors must be >= 1", "anchors >= 1",
+                    locked_list(next, locks, NULL, 0, 0, 256));
+    wb_expect_error("locked_list(threads = -1): threads must be >= 0", "0 <= threads",
+                    locked_list(next, locks, NULL, 1, -1, 256));
+    wb_expect_error("locked_list(anchors = 1000, threads = INT_MAX - 999): anchors + threads "
+                    "nodes must fit an int", "threads <= INT_MAX - anchors",
+                    locked_list(next, locks, NULL, 1000, INT_MAX - 999, 256));
+    wb_expect_error("locked_list(block_size = 1025): block_size must be <= 1024",
+                    "block_size <= 1024", locked_list(next, locks, NULL, 1, 0, 1025));
+    {
+        /* 4 poisoned ints each and 3 anchors: next[3] and locks[3] must stay
+         * as they are. */
+        int *list_locks = device_ints(4);
+        wb_poison_ints(next, 4);
+        locked_list(next, list_locks, NULL, 3, 0, 1);
+        int *links = fetch_output(next, 4, "locked_list(anchors = 3, threads = 0): next");
+        int *freed = fetch_output(list_locks, 4, "locked_list(anchors = 3, threads = 0): locks");
+        const int chain[4] = {1, 2, -1, WB_POISON_INT}, free_locks[4] = {0, 0, 0, WB_POISON_INT};
+        assert_ints(links, chain, 4, "locked_list(anchors = 3, threads = 0): next",
+                    "the given code links the anchors 0 -> 1 -> 2 -> end and leaves next[3] "
+                    "alone: restore it");
+        assert_ints(freed, free_locks, 4, "locked_list(anchors = 3, threads = 0): locks",
+                    "the given code frees the locks of the anchors + threads nodes, and no "
+                    "other: restore it");
+        free(links);
+        free(freed);
+        wb_guarded_free(list_locks);
+    }
+
     wb_guarded_free(x);
     wb_guarded_free(out);
     wb_guarded_free(sizes);
@@ -760,6 +947,18 @@ WB_SOURCE_RULES_TEST(atomics_source, stage4_barriers,
     "atomicCAS that makes the node reachable; otherwise a reader may follow a stale link"
 WB_SOURCE_RULES_TEST(atomics_source, stage5_memory_order,
     {"list_insert_kernel", .orderings = 1, .fresh_accesses = 1, .why = LINK_BEFORE_CAS})
+
+#define NODE_LOCK_ORDER \
+    "take the node's lock with an atomic (atomicCAS, or compare_exchange), as an acquire " \
+    "(memory_order_acquire, or a __threadfence after it), so that what the last owner wrote " \
+    "under the lock is what this one reads"
+#define NODE_UNLOCK_ORDER \
+    "free the lock as a release (a store with memory_order_release, or a __threadfence then " \
+    "atomicExch), not a plain or relaxed store: the links written under the lock must be " \
+    "visible before the lock is seen free"
+WB_SOURCE_RULES_TEST(atomics_source, stage6_memory_order,
+    {"NodeLock::lock", .orderings = 1, .fresh_accesses = 1, .why = NODE_LOCK_ORDER},
+    {"NodeLock::unlock", .orderings = 1, .fresh_accesses = 1, .why = NODE_UNLOCK_ORDER})
 
 /* --------------------------------------------------------------- timing */
 

@@ -5,12 +5,13 @@
  * then the target: at 2^28 ints the best stage reaches --target of CUB.
  * `reduction-bench-reference --help` for the options (common/bench.h).
  *
- * 2^22 ints are 16 MB and fit in the H100's 50 MB L2: re-reading one buffer
- * would time the cache. Every timed run therefore reads the next of several
- * copies of the input (ROTATE x 16 MB, far more than L2), so the table shows
- * DRAM bandwidth; the "one buffer" column shows the cached figure beside it.
+ * 2^22 ints are 16 MB and fit in the L2 cache of current GPUs (50 MB on the
+ * H100): re-reading one buffer would time the cache. Every timed run
+ * therefore reads the next of several copies of the input, together four
+ * times the L2 of the GPU present, so the table shows DRAM bandwidth; the
+ * "one buffer" column shows the cached figure beside it.
  * Bandwidth counts the bytes read, 4 n (the partial sums are negligible).
- * Each timed repetition launches a CUDA graph of ROTATE reductions captured
+ * Each timed repetition launches a CUDA graph of CALLS reductions captured
  * back to back, between one pair of events, and the time is per reduction:
  * at 2^22 a reduction's kernels take a few microseconds each, less than the
  * host needs to submit a launch, so launching them one by one (even many
@@ -19,6 +20,7 @@
  * ends.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -27,12 +29,13 @@
 #include "lab.h"
 #include "workbook.h"
 
-#define ROTATE 16
+#define CALLS 16          /* reductions per timed graph launch */
+#define MAX_BUFFERS 64
 #define CUB_ROW (-1)   /* "stage" of the CUB yardstick */
 
 typedef struct {
     int stage, n, block_size, buffers, next;
-    int *in[ROTATE];
+    int *in[MAX_BUFFERS];
     int *scratch, *out;
     void *cub_temp;
     size_t cub_temp_bytes;
@@ -48,6 +51,15 @@ static void run(void *context, cudaStream_t stream)
         cub_sum(in, j->n, j->out, j->cub_temp, j->cub_temp_bytes, stream);
     else
         reduce_sum_async(j->stage, in, j->n, j->block_size, j->scratch, j->out, stream);
+}
+
+/* Copies of an n-int input that together hold four times the L2 cache of
+ * the GPU present, so that a run never finds its input in L2. */
+static int rotation_buffers(int n)
+{
+    wb_device dev = wb_device_info();
+    int buffers = (int)ceil(4.0 * (double)dev.l2_bytes / (sizeof(int) * (double)n));
+    return buffers < 1 ? 1 : buffers > MAX_BUFFERS ? MAX_BUFFERS : buffers;
 }
 
 /* Allocates `buffers` device copies of n random ints; returns their sum. */
@@ -99,12 +111,12 @@ static void validate(job *j, int expected)
 }
 
 /* Median milliseconds of one reduction of j's current stage and block:
- * ROTATE of them, captured back to back into a CUDA graph, per timed launch
+ * CALLS of them, captured back to back into a CUDA graph, per timed launch
  * (see the top). */
 static double time_ms(job *j, int expected, int reps)
 {
     validate(j, expected);
-    return wb_time_gpu_graph(run, j, 3, reps, ROTATE).median_ms;
+    return wb_time_gpu_graph(run, j, 3, reps, CALLS).median_ms;
 }
 
 static double gbps(const job *j, double ms) { return wb_gbps(sizeof(int) * (double)j->n, ms); }
@@ -124,7 +136,7 @@ static void lecture_table(job *j, int expected, int first, int last, int reps, d
              "%d back-to-back reductions over %d rotating buffers (DRAM); one buffer = the same "
              "input every run (L2)\n"
              "copy bandwidth %.0f GB/s (read + write)",
-             j->n, j->block_size, gpu, reps, ROTATE, j->buffers, copy);
+             j->n, j->block_size, gpu, reps, CALLS, j->buffers, copy);
     wb_table *table = wb_table_new("reduction-bench", title,
                                    "stage|kernel|time (ms)|GB/s|step speedup|cumulative "
                                    "speedup|% of copy|one buffer GB/s");
@@ -221,12 +233,11 @@ int main(int argc, char **argv)
         {"sweep", NULL, WB_FLAG, &sweep, 0, 0,
          "adds the stage x threads-per-block table (32 ... 1024)"},
         {0}};
-    char about[512];
-    snprintf(about, sizeof about,
-             "Times the reduction stages at N ints over %d rotating copies of the input, next\n"
-             "to CUB and the copy bandwidth; then every stage at --big ints against CUB.",
-             ROTATE);
-    wb_bench_options(argc, argv, about, options);
+    wb_bench_options(argc, argv,
+                     "Times the reduction stages at N ints over rotating copies of the input (4x\n"
+                     "the L2 cache together), next to CUB and the copy bandwidth; then every stage\n"
+                     "at --big ints against CUB.",
+                     options);
     if ((block & (block - 1)) != 0)
         wb_bench_usage_error("--block %d: the block size must be a power of two", block);
     wb_bench_need_gpu();
@@ -236,7 +247,7 @@ int main(int argc, char **argv)
     double copy = wb_copy_bandwidth_gbps();
 
     job j = {.block_size = block};
-    int expected = setup(&j, n, ROTATE);
+    int expected = setup(&j, n, rotation_buffers(n));
     lecture_table(&j, expected, first, last, reps, copy, dev.name);
     if (sweep)
         sweep_table(&j, expected, first, last, reps);

@@ -1,19 +1,20 @@
 /*
  * Lab 02, reference: atomics, locks and worklists.
  *
- * Six stages, each a small step from the lecture:
+ * Seven stages, each a small step from the lecture:
  *   0. ++x[0] loses updates; atomicAdd makes the count exact.
  *   1. sum and max with atomics: per element, per block, per warp.
  *   2. a spin lock from atomicCAS around a multi-field update.
  *   3. "single": one thread of the grid, or of each block, with atomicCAS.
  *   4. worklist push: an atomic per item, per thread, per warp, per block.
  *   5. lock-free insert into a linked list with an atomicCAS retry loop.
+ *   6. the list with a lock per node: insert, and remove hand over hand.
  * Every kernel maps block b onto a "slot" b % slots (or a list) so that the
  * same code runs under high contention (one slot) and low contention (many).
  * The rest is given in given.cuh, included at the top: the entry points'
  * checks and launches, the racy counter, the wrong locks and the helpers
  * the kernels call (reduce_index, thread_fold, single_section, push_count,
- * write_items).
+ * write_items) and the kernel that runs stage 6's inserts and removes.
  */
 #include "lab.h"
 #include "workbook.h"
@@ -194,4 +195,64 @@ __global__ void list_insert_kernel(int *next, int anchors, int inserts)
             break;
         seen = found;
     }
+}
+
+/* ================================================================ stage 6 */
+
+// Each node v of the list has its own lock, the int locks[v]: 0 free, 1
+// taken. The lock is stage 2's again, this time written with
+// cuda::atomic_ref and memory orders (or with stage 2's fences).
+struct NodeLock {
+    __device__ static void lock(int *word)
+    {
+        // The CAS that takes the lock is an acquire: the reads and writes
+        // that follow stay after it, and see what the last owner wrote
+        // before its release. A failed CAS writes what it found into
+        // expected: put 0 back.
+        cuda::atomic_ref<int, cuda::thread_scope_device> lock(*word);
+        int expected = 0;
+        while (!lock.compare_exchange_weak(expected, 1, cuda::memory_order_acquire,
+                                           cuda::memory_order_relaxed))
+            expected = 0;
+    }
+    __device__ static void unlock(int *word)
+    {
+        // A release: every write made while holding the lock is visible
+        // before the lock is seen free.
+        cuda::atomic_ref<int, cuda::thread_scope_device>(*word).store(0,
+                                                                     cuda::memory_order_release);
+    }
+};
+
+__device__ void locked_insert(int *next, int *locks, int prev, int node)
+{
+    // Read prev's successor only while holding prev: then nobody can link
+    // another node in between, or unlink the successor.
+    NodeLock::lock(&locks[prev]);
+    next[node] = next[prev];
+    next[prev] = node;
+    NodeLock::unlock(&locks[prev]);
+}
+
+__device__ void locked_remove(int *next, int *locks, int anchor, int node)
+{
+    // Hand over hand from the anchor: always hold the node whose link we
+    // read, and take the next lock before letting go of the last one, so
+    // that no node can be unlinked under us. Every thread takes its locks
+    // in list order, prev before its successor: no cycle, no deadlock.
+    int prev = anchor;
+    NodeLock::lock(&locks[prev]);
+    int cur = next[prev];
+    while (cur != node) {
+        NodeLock::lock(&locks[cur]);
+        NodeLock::unlock(&locks[prev]);
+        prev = cur;
+        cur = next[cur];
+    }
+    // node's own lock too: whoever is removing node's successor holds it
+    // while it rewrites next[node], which we are about to copy.
+    NodeLock::lock(&locks[node]);
+    next[prev] = next[node];
+    NodeLock::unlock(&locks[node]);
+    NodeLock::unlock(&locks[prev]);
 }
