@@ -120,8 +120,8 @@ RULES = (
     (r"--gpu-arch auto\b", GPU, "rebuilds build/ for the GPU present"),
     (r"^grading/workbook grade\b", GPU,
      "grades in a fresh build of the lab; without a GPU it can judge nothing"),
-    (r"^python3 labs/05-matmul/roofline\.py results/", GPU,
-     "plots the table that the benchmark before it measures on a GPU"),
+    (r"^python3 labs/05-matmul/roofline\.py results\b", GPU,
+     "plots the tables that the benchmark before it measures on a GPU"),
     (r"^python3 labs/06-streams/timeline\.py timeline\.csv\b", GPU,
      "draws the timeline that the benchmark before it records on a GPU"),
     # Runs until it is stopped.
@@ -164,6 +164,7 @@ SPAN = re.compile(r"`([^`]+)`")
 BUILT = re.compile(r"^(\./)?build/([\w.-]+/)*[\w-]+$")
 ASSIGNMENT = re.compile(r"^\w+=")
 COMMENT = re.compile(r"\s+#\s.*$")
+SHELL_OPERATOR = re.compile(r"^(\d?[<>]|\||&&|;)")
 # A program of the build or of the repository named in prose.
 NAMED = re.compile(r"(?<![\w/.`-])((?:\./)?(?:build|grading|tests|handouts|\.ci)/[\w/-]*[\w-])"
                    r"(?![\w/`-])")
@@ -207,13 +208,14 @@ def blanked(match):
 
 def logical_lines(body, first_line):
     """(line number, text) of a code block's lines, comments removed, a line
-    that ends in a backslash joined with the next."""
+    that ends in a backslash joined with the next as the shell joins them
+    (the backslash and the newline go, nothing else)."""
     pending, start = "", first_line
     for number, line in enumerate(body.splitlines(), first_line):
         start = start if pending else number
-        pending += COMMENT.sub("", line.strip())
+        pending += COMMENT.sub("", line.rstrip() if pending else line.strip())
         if pending.endswith("\\"):
-            pending = pending[:-1] + " "
+            pending = pending[:-1]
             continue
         yield start, pending
         pending = ""
@@ -315,11 +317,13 @@ def substituted(text):
 
 def wrapped_program(text):
     """The program of the build that a command runs under a tool
-    (compute-sanitizer, ncu), with its arguments; None if there is none."""
+    (compute-sanitizer, ncu), with its arguments up to a redirection or the
+    next command; None if there is none."""
     words = shlex.split(text)
     for i, word in enumerate(words[1:], 1):
         if BUILT.match(word):
-            return shlex.join(words[i:])
+            ends = [j for j, w in enumerate(words) if j > i and SHELL_OPERATOR.match(w)]
+            return shlex.join(words[i:ends[0] if ends else len(words)])
     return None
 
 
