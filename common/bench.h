@@ -21,8 +21,9 @@
  *     ...
  *     return wb_bench_target(met, "80%% of copy bandwidth|best %.1f%%", pct) ? 0 : 1;
  *
- * Exit status of every benchmark: 0 targets met, 1 a target missed or a wrong
- * result, 2 bad options, 77 no usable GPU (meson's "skipped").
+ * Exit status of every benchmark: 0 targets met (or not checked: a run
+ * narrowed by --stage, --n or --block), 1 a target missed or a wrong result,
+ * 2 bad options, 77 no usable GPU (meson's "skipped").
  */
 #ifndef WB_BENCH_H
 #define WB_BENCH_H
@@ -79,7 +80,8 @@ void wb_bench_need_gpu(void);
 
 /* Prints "target: WHAT: met (MEASURED)" or "target: WHAT: NOT met (MEASURED)"
  * from one format whose text is "WHAT|MEASURED" (or "WHAT": no brackets);
- * returns met. */
+ * returns met. A target is for the full run: after --stage, --n or --block
+ * it prints "target: WHAT: not checked (...)" and returns true. */
 bool wb_bench_target(bool met, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 #ifdef __cplusplus

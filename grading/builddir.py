@@ -30,6 +30,22 @@ def lab_option(names):
     return "" if len(chosen) == len(every) else ",".join(f for f, _ in every if f in chosen)
 
 
+def meson_of_build():
+    """(major, minor) of the Meson that configured the build, or None."""
+    try:
+        with open(BUILD / "meson-info" / "meson-info.json") as f:
+            version = json.load(f)["meson_version"]
+        return version["major"], version["minor"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def meson_here():
+    """(major, minor) of the Meson on PATH."""
+    out = subprocess.run(["meson", "--version"], capture_output=True, text=True, timeout=60).stdout
+    return tuple(int(part) for part in out.split(".")[:2])
+
+
 def labs_in_build():
     """(folder, name) of the labs the build holds: every lab unless -Dlabs says fewer."""
     chosen = options().get("labs", "")
@@ -62,6 +78,12 @@ def configure(lab_names=None, gpu_arch=None):
         print(ui.Style.dim(f"Configuring {BUILD} (once) ..."), flush=True)
         meson("setup", str(BUILD), str(ROOT), *flags, what="configure")
         return
+    theirs, ours = meson_of_build(), meson_here()
+    if theirs != ours:   # Meson refuses a folder of another minor version
+        print(ui.Style.dim(f"{BUILD} was configured by Meson {'.'.join(map(str, theirs or '?'))}, "
+                           f"this is Meson {'.'.join(map(str, ours))}: configuring it again (its "
+                           "options kept) ..."), flush=True)
+        meson("setup", "--wipe", str(BUILD), str(ROOT), *flags, what="reconfigure")
     current = options()
     changed = {k: v for k, v in wanted.items() if current.get(k) != v}
     if gpu_arch == "auto":   # meson detects the GPU only while it configures

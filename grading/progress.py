@@ -19,6 +19,7 @@ from ui import Style, lab_or_exit, show_compiler_messages
 
 RESULTS = Path(labs.BUILD) / "results"
 STAGE_TEST = re.compile(r"^stage(\d+)_")
+LOCATION = re.compile(r"^\S+:\d+: ")   # where the assertion is: "../common/wb_rules.c:262: "
 
 
 def read_hints(folder):
@@ -55,6 +56,16 @@ def tests_by_stage(report):
             stage = int(match.group(1)) if match else None
             stages.setdefault(stage, []).append(dict(test, suite=suite["name"]))
     return stages
+
+
+def first_message(test):
+    """What a failed test says, in its first line that says something: not
+    where the assertion is, not the name of the file it is about."""
+    for message in test.get("messages") or []:
+        text = LOCATION.sub("", message).strip()
+        if text and not text.endswith(":"):
+            return text
+    return test["status"].lower()
 
 
 def skip_reason(tests):
@@ -103,8 +114,7 @@ def stage_states(folder, name, within):
             state, detail = "not run", ""
         elif statuses & {"FAILED", "ERRORED"}:
             bad = next(t for t in tests if t["status"] in ("FAILED", "ERRORED"))
-            message = (bad.get("messages") or [bad["status"].lower()])[0]
-            state, detail = "failing", f"{bad['name']}: {message}"
+            state, detail = "failing", f"{bad['name']}: {first_message(bad)}"
         elif "SKIPPED" in statuses:   # a stage is passing only when all of its tests ran
             state, detail = "skipped", skip_reason(tests)
         else:

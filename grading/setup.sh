@@ -66,17 +66,32 @@ wb_ensure_tools() {
     fi
 }
 
+# MAJOR.MINOR of the Meson that configured a build folder: Meson refuses a
+# folder of another minor version ("Coredata file ... references functions
+# or classes that don't exist").
+wb_meson_of() {
+    python3 -c 'import json, sys; v = json.load(open(sys.argv[1]))["meson_version"]
+print("%d.%d" % (v["major"], v["minor"]))' "$1/meson-info/meson-info.json" 2>/dev/null
+}
+
 # wb_configure SOURCE_DIR BUILD_DIR [meson options...]: set up once; later
-# runs only rebuild (ninja re-runs meson itself when meson.build changes).
+# runs only rebuild (ninja re-runs meson itself when meson.build changes). A
+# folder configured by another Meson version is configured again, its
+# options kept (meson setup --wipe).
 wb_configure() {
     local src=$1 build=$2
     shift 2
-    if [ ! -f "$build/build.ninja" ]; then
-        meson setup "$build" "$src" "$@" >"$build.setup.log" 2>&1 || {
-            grep -E "ERROR|error" "$build.setup.log" | tail -3 >&2
-            echo "(full log: $build.setup.log)" >&2
-            return 1
-        }
-        rm -f "$build.setup.log"
+    if [ -f "$build/build.ninja" ]; then
+        local theirs ours
+        theirs=$(wb_meson_of "$build") ours=$(meson --version | cut -d. -f1,2)
+        [ "$theirs" = "$ours" ] && return 0
+        echo "$build was configured by Meson ${theirs:-?}, this is Meson $ours: configuring it again (its options kept) ..." >&2
+        set -- --wipe "$@"
     fi
+    meson setup "$build" "$src" "$@" >"$build.setup.log" 2>&1 || {
+        grep -E "ERROR|error" "$build.setup.log" | tail -3 >&2
+        echo "(full log: $build.setup.log)" >&2
+        return 1
+    }
+    rm -f "$build.setup.log"
 }

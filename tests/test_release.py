@@ -161,9 +161,9 @@ class Release(unittest.TestCase):
             self.assertIn("stage", listing, binary)
             for name in hidden:
                 self.assertNotIn(name, listing, f"{binary} still has the hidden test")
-        # --fail-fast: one failing test is enough to show a skeleton fails.
-        tested = run(["meson", "test", "-C", build, "--suite", "student", "--no-rebuild",
-                      "--test-args=--fail-fast"], cwd=self.out, timeout=1500)
+        # Not --fail-fast: Criterion 2.4 then leaves /tmp/criterion_PID.sock behind.
+        tested = run(["meson", "test", "-C", build, "--suite", "student", "--no-rebuild"],
+                     cwd=self.out, timeout=1500)
         results = {}
         with open(os.path.join(build, "meson-logs", "testlog.json")) as f:
             for line in f:

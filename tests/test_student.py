@@ -102,6 +102,15 @@ class States(unittest.TestCase):
         self.assertEqual(state, "failing")
         self.assertIn("12 of 100 elements differ", detail)
 
+    def test_failing_says_what_not_where(self):
+        """A source rule's report starts with where the assertion is and the
+        file it read: status shows what it says instead."""
+        plant("vector-add", "student", [("stage0_source", "FAILED", [
+            "../common/wb_rules.c:262: /home/me/labs/00-vector-add/kernels.cu:",
+            "    vector_add_kernel has 0 bounds check(s), it needs 1"])])
+        self.assertEqual(self.states()[0][1],
+                         "stage0_source: vector_add_kernel has 0 bounds check(s), it needs 1")
+
     def test_skipped_without_gpu(self):
         plant("vector-add", "student", [("stage0_sizes", "SKIPPED", ["no GPU"])])
         self.assertEqual(self.states()[0][0], "skipped")

@@ -12,14 +12,14 @@
 int main(int argc, char **argv)
 {
     int count = 200000, reps = 5;
+    handoff_choice choice = {WB_ALL_STAGES, 0};
     const wb_option options[] = {
-        WB_REFUSED_OPTION("stage",
-         "one table times every stage's version (barrier: stage 0, spin: stage 1, grid: "
-         "stage 2)"),
+        {"stage", "S", WB_INT, &choice.stage, 0, 2,
+         "time only stage S's version: 0 barrier, 1 spin, 2 grid (default: all)"},
         {"n", "TURNS", WB_INT, &count, 1, INT_MAX, "turns recorded per run"},
-        WB_REFUSED_OPTION("block",
-         "the hand-off shapes fix their blocks (one block of 32 or 1024 threads, or one "
-         "block of 1 or 32 threads per SM)"),
+        {"block", "B", WB_WARPS, &choice.block, 32, 1024,
+         "one shape per version, in blocks of B threads (the grid version: one block per "
+         "SM) (default: the table's shapes, blocks of 1, 32 and 1024 threads)"},
         WB_REPS_OPTION(reps),
         WB_REFUSED_OPTION("target", "this lab has no performance target"),
         {0}};
@@ -28,6 +28,6 @@ int main(int argc, char **argv)
                      "then prints the median time as nanoseconds per hand-off.",
                      options);
     wb_bench_need_gpu();
-    sync_up_handoff_table(count, reps);
+    sync_up_handoff_table(count, reps, choice);
     return 0;
 }

@@ -7,16 +7,54 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "bench.h"   /* WB_ALL_STAGES */
 #include "handoff.h"
 #include "lab.h"
 #include "workbook.h"
 
 typedef struct {
-    const char *where;
+    char where[64];
     const char *version;
     int blocks, threads;
 } shape;
+
+/* Each stage's version, by stage number. */
+static const char *const VERSIONS[] = {"barrier", "spin", "grid"};
+enum { MOST_SHAPES = 6 };
+
+/* The shapes to time (at most MOST_SHAPES); returns how many. */
+static size_t chosen_shapes(handoff_choice choice, shape *out)
+{
+    int sms = wb_device_info().sm_count;
+    const shape table[MOST_SHAPES] = {
+        {"within a warp", "barrier", 1, 32},
+        {"within a warp", "spin", 1, 32},
+        {"block of 1024 (1 in 32 crosses warps)", "barrier", 1, 1024},
+        {"block of 1024 (1 in 32 crosses warps)", "spin", 1, 1024},
+        {"across blocks (1 thread per block)", "grid", sms, 1},
+        {"32 per block (1 in 32 crosses blocks)", "grid", sms, 32},
+    };
+    size_t n = 0;
+    for (int stage = 0; stage < 3; stage++) {
+        if (choice.stage != WB_ALL_STAGES && stage != choice.stage)
+            continue;
+        for (size_t i = 0; i < MOST_SHAPES; i++) {
+            if (strcmp(table[i].version, VERSIONS[stage]) != 0)
+                continue;
+            out[n] = table[i];
+            if (choice.block) {   /* one shape per version, in blocks of `block` */
+                out[n].threads = choice.block;
+                snprintf(out[n].where, sizeof out[n].where, "blocks of %d (--block)", choice.block);
+                n++;
+                break;
+            }
+            n++;
+        }
+    }
+    return n;
+}
 
 typedef struct {
     const shape *s;
@@ -73,24 +111,17 @@ static wb_timing observed(const handoff_observers *observe, const char *what, wb
     return observe ? observe->timing(what, t, 0.0, 0.0) : t;
 }
 
-double sync_up_handoff_observed(int count, int reps, const handoff_observers *observe)
+static void handoff_table(int count, int reps, handoff_choice choice,
+                          const handoff_observers *observe)
 {
-    int sms = wb_device_info().sm_count;
-    shape shapes[] = {
-        {"within a warp", "barrier", 1, 32},
-        {"within a warp", "spin", 1, 32},
-        {"block of 1024 (1 in 32 crosses warps)", "barrier", 1, 1024},
-        {"block of 1024 (1 in 32 crosses warps)", "spin", 1, 1024},
-        {"across blocks (1 thread per block)", "grid", sms, 1},
-        {"32 per block (1 in 32 crosses blocks)", "grid", sms, 32},
-    };
-    enum { SHAPES = sizeof shapes / sizeof shapes[0] };
+    shape shapes[MOST_SHAPES];
+    size_t n = chosen_shapes(choice, shapes);
     int *record, *got = malloc(sizeof(int) * (size_t)count);
     if (!got)
         wb_fail("out of host memory for %d turns", count);
     CUDA_CHECK(cudaMalloc((void **)&record, sizeof(int) * (size_t)count));
-    job jobs[SHAPES];
-    for (size_t i = 0; i < SHAPES; i++) {
+    job jobs[MOST_SHAPES];
+    for (size_t i = 0; i < n; i++) {
         jobs[i] = (job){&shapes[i], record, count};
         check(&jobs[i], got, observe);
     }
@@ -100,29 +131,30 @@ double sync_up_handoff_observed(int count, int reps, const handoff_observers *ob
              count, wb_device_info().name, reps);
     wb_table *table = wb_table_new("sync-up-handoff", title,
                                    "hand-off|version|blocks|threads|time (ms)|ns per hand-off");
-    all_jobs all = {jobs, SHAPES};
+    all_jobs all = {jobs, n};
     wb_timing total = observed(observe, "every shape once", wb_time_gpu(run_all, &all, 1, reps));
-    double warp_spin_ns = 0.0;
-    for (size_t i = 0; i < SHAPES; i++) {
+    for (size_t i = 0; i < n; i++) {
         char what[128];
-        snprintf(what, sizeof what, "%s, %s", shapes[i].where, shapes[i].version);
+        snprintf(what, sizeof what, "%.63s, %.15s", shapes[i].where, shapes[i].version);
         wb_timing t = observed(observe, what, wb_time_gpu(run, &jobs[i], 1, reps));
-        double ns = t.median_ms * 1e6 / count;
-        if (i == 1)
-            warp_spin_ns = ns;
         wb_table_row(table, "%s|%s|%d|%d|%.3f|%.1f", shapes[i].where, shapes[i].version,
-                     shapes[i].blocks, shapes[i].threads, t.median_ms, ns);
+                     shapes[i].blocks, shapes[i].threads, t.median_ms, t.median_ms * 1e6 / count);
     }
-    wb_table_row(table, "all of the above, one after another|all|-|-|%.3f|%.1f",
-                 total.median_ms, total.median_ms * 1e6 / ((double)count * SHAPES));
+    if (n > 1)
+        wb_table_row(table, "all of the above, one after another|all|-|-|%.3f|%.1f",
+                     total.median_ms, total.median_ms * 1e6 / ((double)count * n));
     wb_table_print(table, stdout);
     wb_table_free(table);
     CUDA_CHECK(cudaFree(record));
     free(got);
-    return warp_spin_ns;
 }
 
-double sync_up_handoff_table(int count, int reps)
+void sync_up_handoff_observed(int count, int reps, const handoff_observers *observe)
 {
-    return sync_up_handoff_observed(count, reps, NULL);
+    handoff_table(count, reps, (handoff_choice){WB_ALL_STAGES, 0}, observe);
+}
+
+void sync_up_handoff_table(int count, int reps, handoff_choice choice)
+{
+    handoff_table(count, reps, choice, NULL);
 }

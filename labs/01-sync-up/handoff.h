@@ -14,14 +14,21 @@ typedef struct {
     wb_timing (*timing)(const char *what, wb_timing t, double bytes, double flops);
 } handoff_observers;
 
-/* Times the recording versions with `count` turns per run (median of
- * `reps`), after checking each once, and prints the table "sync-up-handoff".
- * The first time it observes is that of every shape run once, one after
- * another. Returns the time per hand-off of the spin version within one
- * warp (ns). observe may be NULL. */
-double sync_up_handoff_observed(int count, int reps, const handoff_observers *observe);
+/* Which hand-offs the table times: every stage's version (stage
+ * WB_ALL_STAGES) or one (barrier: stage 0, spin: 1, grid: 2); in the
+ * table's shapes (block 0) or in blocks of `block` threads (one block, and
+ * for the grid version one block per SM). */
+typedef struct {
+    int stage, block;
+} handoff_choice;
 
-/* The same without observers (bench.c). */
-double sync_up_handoff_table(int count, int reps);
+/* Times every shape of the recording versions with `count` turns per run
+ * (median of `reps`), after checking each once, and prints the table
+ * "sync-up-handoff". The first time it observes is that of every shape run
+ * once, one after another. */
+void sync_up_handoff_observed(int count, int reps, const handoff_observers *observe);
+
+/* The chosen shapes, without observers (bench.c). */
+void sync_up_handoff_table(int count, int reps, handoff_choice choice);
 
 #endif

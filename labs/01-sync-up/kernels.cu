@@ -15,7 +15,7 @@
  * the steps and block reductions your kernels call, and the entry points
  * that launch your kernels (lab.h says what each must do). Read
  * handouts/01-sync-up.md first, and run the lecture's five versions with
- * build/labs/01-sync-up/sync-up-experiments. Check your work with
+ * `build/labs/01-sync-up/sync-up-experiments`. Check your work with
  *     meson test -C build --suite sync-up-student --print-errorlogs
  * and ask for a hint with `grading/workbook hint sync-up 0` (or 1 ... 5).
  */

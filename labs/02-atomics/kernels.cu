@@ -4,8 +4,8 @@
  * Your task: the numbered TODOs, stage by stage. Read handouts/02-atomics.md
  * first. Check your work with
  *     meson test -C build --suite atomics-student --print-errorlogs
- * (one stage: build/atomics-student --filter 'atomics/stage2*') and ask for a
- * hint with `grading/workbook hint atomics 2`. Seven stages, from the lecture:
+ * (one stage: `build/atomics-student --filter 'atomics/stage2*'`) and ask for
+ * a hint with `grading/workbook hint atomics 2`. Seven stages, from the lecture:
  *   0. ++x[0] loses updates; atomicAdd makes the count exact.
  *   1. sum and max with atomics: per element, per block, per warp.
  *   2. a spin lock from atomicCAS around a multi-field update.

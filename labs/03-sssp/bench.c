@@ -15,7 +15,7 @@
 #include "graph.h"
 #include "workbook.h"
 
-static int reps = 3, only_stage = WB_ALL_STAGES;
+static int reps = 3, only_stage = WB_ALL_STAGES, block = SSSP_BLOCK;
 
 static double now_ms(void)
 {
@@ -37,10 +37,11 @@ static double bench_graph(const graph *g, int source, const char *name)
 
     sssp_job j = {0, source, graph_to_device(g), NULL, sssp_work_new(g->n), {0, 0}};
     j.work->delta = graph_suggest_delta(g);
+    j.work->block = block;
     CUDA_CHECK(cudaMalloc((void **)&j.dist, sizeof(int) * (size_t)g->n));
     char title[256];
-    snprintf(title, sizeof title, "%s: %d nodes, %d edges, source %d (median of %d)", name, g->n,
-             g->m, source + 1, reps);
+    snprintf(title, sizeof title, "%s: %d nodes, %d edges, source %d (blocks of %d, median of %d)",
+             name, g->n, g->m, source + 1, block, reps);
     wb_table *table = wb_table_new("sssp", title,
                                    "graph|stage|time (ms)|rounds|edges relaxed|MTEPS|"
                                    "CPU Dijkstra (ms)|speedup");
@@ -97,7 +98,7 @@ int main(int argc, char **argv)
         {"stage", "S", WB_INT, &only_stage, 0, 3, "time only stage S (default: all)"},
         {"n", "N", WB_INT, &nodes, 2, 1 << 26,
          "nodes of the generated graphs, a power of two (default 2^22; the same as --scale)"},
-        WB_REFUSED_OPTION("block", "each stage's code fixes its block size"),
+        {"block", "B", WB_WARPS, &block, 32, 1024, "threads per block of every launch"},
         WB_REPS_OPTION(reps),
         WB_REFUSED_OPTION("target",
          "the targets are fixed: best stage >= 10x CPU Dijkstra on the grid, >= 30x on R-MAT, "

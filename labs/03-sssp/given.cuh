@@ -9,7 +9,6 @@
 
 #include <cuda/atomic>
 
-#define BLOCK 256
 /* Worklist rounds queued before the host looks at the frontier's length:
  * the look costs a synchronisation (~10 us), an empty round ~3 us. */
 #define ROUNDS_PER_CHECK 16
@@ -45,13 +44,13 @@ __device__ __forceinline__ int current_dist(int *dist, int v)
         cuda::memory_order_relaxed);
 }
 
-static int blocks_for(int n) { return (n + BLOCK - 1) / BLOCK; }
+static int blocks_for(int n, int block) { return (n + block - 1) / block; }
 
 /* Worklist kernels loop over their list with a fixed grid, because the
  * list's length is known only on the GPU. */
-static int worklist_blocks(int n)
+static int worklist_blocks(int n, int block)
 {
-    int b = blocks_for(n);
+    int b = blocks_for(n, block);
     return b < 2048 ? b : 2048;
 }
 
@@ -61,7 +60,7 @@ static void start(sssp_graph g, int source, int *dist, sssp_work *work)
         wb_fail("sssp: source %d out of range 0..%d", source, g.n - 1);
     if (work->n < g.n)
         wb_fail("sssp: work space for %d nodes, graph has %d", work->n, g.n);
-    init_dist<<<blocks_for(g.n), BLOCK>>>(dist, work->queued, g.n, source);
+    init_dist<<<blocks_for(g.n, work->block), work->block>>>(dist, work->queued, g.n, source);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaMemsetAsync(work->counts, 0, 8 * sizeof(int)));
     CUDA_CHECK(cudaMemsetAsync(work->far_queued, 0, sizeof(int) * (size_t)g.n));
@@ -89,7 +88,7 @@ static void topology_driven(topology_kernel kernel, sssp_graph g, int source, in
     stats->rounds = 0;
     while (changed) {
         CUDA_CHECK(cudaMemsetAsync(work->counts, 0, sizeof(int)));
-        kernel<<<blocks_for(g.n), BLOCK>>>(g, dist, work->counts);
+        kernel<<<blocks_for(g.n, work->block), work->block>>>(g, dist, work->counts);
         CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaMemcpy(&changed, work->counts, sizeof(int), cudaMemcpyDeviceToHost));
         stats->rounds++;
@@ -181,7 +180,7 @@ void sssp_stage2(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
     int round = 0;
     do {
         for (int i = 0; i < ROUNDS_PER_CHECK; i++, round++) {
-            relax_frontier_stage2<<<worklist_blocks(g.n), BLOCK>>>(
+            relax_frontier_stage2<<<worklist_blocks(g.n, work->block), work->block>>>(
                 g, dist, lists_for_round(work, round), work->queued, work->edges);
             CUDA_CHECK_LAUNCH();
         }
@@ -261,7 +260,8 @@ void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
         for (int i = 0; i < ROUNDS_PER_CHECK; i++, round++) {
             near_far nf = {lists_for_round(work, round), work->queued, (int)threshold,
                            work->far[pile], &far_counts[pile], work->far_queued};
-            relax_near_stage3<<<worklist_blocks(g.n), BLOCK>>>(g, dist, nf, work->edges);
+            relax_near_stage3<<<worklist_blocks(g.n, work->block), work->block>>>(
+                g, dist, nf, work->edges);
             CUDA_CHECK_LAUNCH();
         }
         int counts[6];
@@ -273,7 +273,7 @@ void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
         long long next = threshold + work->delta;
         next = next < SSSP_UNREACHABLE ? next : SSSP_UNREACHABLE;
         round_lists l = lists_for_round(work, round);
-        split_far_stage3<<<worklist_blocks(g.n), BLOCK>>>(
+        split_far_stage3<<<worklist_blocks(g.n, work->block), work->block>>>(
             dist, work->far[pile], &far_counts[pile], work->far_queued, work->far[1 - pile],
             &far_counts[1 - pile], (int *)l.in, l.in_count, work->queued, (int)threshold,
             (int)next);

@@ -398,6 +398,7 @@ sssp_work *sssp_work_new(int n)
     CUDA_CHECK(cudaMalloc((void **)&w->far[0], bytes));
     CUDA_CHECK(cudaMalloc((void **)&w->far[1], bytes));
     w->delta = 1;
+    w->block = SSSP_BLOCK;
     CUDA_CHECK(cudaMalloc((void **)&w->queued, bytes));
     CUDA_CHECK(cudaMalloc((void **)&w->far_queued, bytes));
     CUDA_CHECK(cudaMalloc((void **)&w->counts, 8 * sizeof(int)));

@@ -6,7 +6,7 @@
  * (included at the top): they run rounds until nothing changes and launch
  * your kernels, so keep their names and parameters. Check your work with
  *     meson test -C build --suite sssp-student --print-errorlogs
- * (or ./build/sssp-student --filter 'sssp/stage1_*' for one stage) and ask
+ * (or `./build/sssp-student --filter 'sssp/stage1_*'` for one stage) and ask
  * for a hint with `grading/workbook hint sssp 0`.
  */
 #include "lab.h"

@@ -13,6 +13,10 @@ extern "C" {
 /* Distance of a node the source cannot reach. */
 #define SSSP_UNREACHABLE INT_MAX
 
+/* Threads per block of every launch, unless the benchmark's --block says
+ * otherwise (sssp_work.block). */
+#define SSSP_BLOCK 256
+
 /* A CSR graph in device memory (see graph.h for the layout). */
 typedef struct {
     int n, m;
@@ -33,6 +37,7 @@ typedef struct sssp_work {
     int *frontier[2];        /* this round's and the next round's worklist */
     int *far[2];             /* stage 3: nodes left for a later bucket */
     int delta;               /* stage 3: bucket width (graph_suggest_delta) */
+    int block;               /* threads per block of every launch (SSSP_BLOCK) */
     int *queued;             /* per node: 1 while it waits in a worklist */
     int *far_queued;         /* per node: 1 while it waits in far */
     int *counts;             /* worklist lengths and the "changed" flag */

@@ -160,6 +160,7 @@ static device_side device_side_new(const graph *g, int delta)
     size_t bytes = sizeof(int) * (size_t)n;
     d.work.n = n;
     d.work.delta = delta;
+    d.work.block = SSSP_BLOCK;
     for (int i = 0; i < 2; i++) {
         d.work.frontier[i] = wb_guarded_malloc(bytes);
         d.work.far[i] = wb_guarded_malloc(bytes);

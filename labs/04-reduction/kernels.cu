@@ -21,7 +21,7 @@
  * reduce_sum launches the same kernel again on those until one block is
  * left; stage 7 must finish in one launch. Check a stage with
  *     meson test -C build --suite reduction-student --print-errorlogs
- * (tests stageN_...), time them with build/reduction-bench-student, and ask
+ * (tests stageN_...), time them with `build/reduction-bench-student`, and ask
  * for a hint with `grading/workbook hint reduction N`.
  * Indices are unsigned, as in the lecture: n fits in an int, but i + s may not.
  */

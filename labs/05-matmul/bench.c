@@ -43,8 +43,12 @@ static double error_vs(const float *dC, const double *expected, float *host, siz
     return wb_rel_error(host, expected, count);
 }
 
+/* The tiles (16 or 32) that stages 2 and 3 are timed with: the one whose
+ * block has `block` threads, or both (block 0). */
+static bool timed_tile(int tile, int block) { return block == 0 || tile * tile == block; }
+
 /* Benchmarks one size; returns the best stage's fraction of cuBLAS. */
-static double bench_size(int m, int n, int k, int only_stage, int reps, bool *ok)
+static double bench_size(int m, int n, int k, int only_stage, int block, int reps, bool *ok)
 {
     size_t count = (size_t)m * n;
     matmul_job j = {-1, 0, m, n, k, random_device((size_t)m * k, "matmul bench A"),
@@ -79,6 +83,9 @@ static double bench_size(int m, int n, int k, int only_stage, int reps, bool *ok
         if (only_stage != WB_ALL_STAGES && stage != only_stage)
             continue;
         for (int tile = 16; tile <= 32; tile += 16) {
+            bool tiled = stage == 2 || stage == 3;
+            if (tiled && !timed_tile(tile, block))
+                continue;
             if (stage == 2 && (m % tile || n % tile || k % tile))
                 continue;   /* stage 2 takes whole tiles only */
             j.stage = stage;
@@ -98,12 +105,12 @@ static double bench_size(int m, int n, int k, int only_stage, int reps, bool *ok
             if (err < 1e-5 && gflops > best)
                 best = gflops;
             char tile_text[8] = "-";
-            if (stage == 2 || stage == 3)
+            if (tiled)
                 snprintf(tile_text, sizeof tile_text, "%d", tile);
             wb_table_row(table, "%d|%d|%d|%d|%s|%.3f|%.0f|%.1f|%.0f|%.1e", m, n, k, stage,
                          tile_text, t.median_ms, gflops, 100.0 * gflops / cublas_gflops,
                          matmul_cgma(stage, tile), err);
-            if (stage != 2 && stage != 3)
+            if (!tiled)
                 break;
         }
     }
@@ -144,7 +151,7 @@ static void ceilings_table(void)
 
 int main(int argc, char **argv)
 {
-    int only_stage = WB_ALL_STAGES, reps = 10, size[3] = {0, 0, 0};
+    int only_stage = WB_ALL_STAGES, block = 0, reps = 10, size[3] = {0, 0, 0};
     const char *size_text = NULL;
     double target = 0.75;
     const wb_option options[] = {
@@ -152,8 +159,9 @@ int main(int argc, char **argv)
          "time only stage S (default: all; stages 2 and 3 with tiles 16 and 32)"},
         {"n", "N|MxNxK", WB_TEXT, &size_text, 0, 0,
          "one size, square or m x n x k (default: 1024, 2048, 4096 square and 2048x6144x1536)"},
-        WB_REFUSED_OPTION("block",
-         "the blocks are the stages' tiles: 16 x 16 and 32 x 32 threads, both timed"),
+        {"block", "B", WB_WARPS, &block, 256, 1024,
+         "threads per block of stages 2 and 3: 256 (16 x 16 tiles) or 1024 (32 x 32); "
+         "the other stages' blocks are fixed at 256 (default: both tiles)"},
         {"reps", "R", WB_INT, &reps, 1, 1e6,
          "timed runs after a warm-up, median reported; fewer for the naive stages at large "
          "sizes"},
@@ -166,19 +174,23 @@ int main(int argc, char **argv)
                      options);
     if (size_text && !parse_size(size_text, size))
         wb_bench_usage_error("--size %s: give N or MxNxK with positive numbers", size_text);
+    if (block && !timed_tile(16, block) && !timed_tile(32, block))
+        wb_bench_usage_error("--block %d: the tiles are 16 x 16 (--block 256) or 32 x 32 "
+                             "(--block 1024)", block);
     wb_bench_need_gpu();
 
     bool ok = true;
     ceilings_table();
     if (size[0]) {
-        bench_size(size[0], size[1], size[2], only_stage, reps, &ok);
+        bench_size(size[0], size[1], size[2], only_stage, block, reps, &ok);
         return ok ? 0 : 1;
     }
     const int sizes[][3] = {{1024, 1024, 1024}, {2048, 2048, 2048}, {2048, 6144, 1536},
                             {4096, 4096, 4096}};
     double at_4096 = 0.0;
     for (int i = 0; i < 4; i++)
-        at_4096 = bench_size(sizes[i][0], sizes[i][1], sizes[i][2], only_stage, reps, &ok);
+        at_4096 =
+            bench_size(sizes[i][0], sizes[i][1], sizes[i][2], only_stage, block, reps, &ok);
     bool met = wb_bench_target(at_4096 >= target, "best stage at 4096^3 >= %.0f%% of cuBLAS|"
                                "best %.1f%%", 100.0 * target, 100.0 * at_4096);
     return ok && met ? 0 : 1;
