@@ -138,7 +138,7 @@ static void ceilings_table(void)
         "matmul-ceilings",
         "the roofline's ceilings, this run (labs/05-matmul/roofline.py reads them)",
         "ceiling|value|unit|how");
-    wb_table_row(table, "DRAM|%.0f|GB/s|device-to-device copy, bytes read + written, measured",
+    wb_table_row(table, "DRAM|%.0f|GB/s|copy, bytes read + written, measured",
                  wb_copy_bandwidth_gbps());
     double fp32 = wb_fp32_peak_gflops();
     wb_table_row(table, "FP32|%.0f|GFLOP/s|%d SMs x %.0f FP32 lanes x 2 x %.0f MHz", fp32,
