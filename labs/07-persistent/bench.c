@@ -45,24 +45,30 @@ static double now_us(void)
 
 enum { MAX_ROUNDS = 99 };
 
-/* One round: every way's round trips, n hand-offs each, checked as they go;
- * medians[0] is the empty launch + synchronise, medians[1 + w] way w's. */
-static void handoff_round(int handoffs, int *producer, double *us,
-                          double medians[1 + PINGPONG_WAYS], double p99[1 + PINGPONG_WAYS])
+/* One round's figures per row: [0] the empty launch + synchronise, [1 + w]
+ * way w. */
+typedef struct {
+    double median[1 + PINGPONG_WAYS], p99[1 + PINGPONG_WAYS];
+} round_times;
+
+/* One round: every way's round trips, n hand-offs each, checked as they go. */
+static round_times handoff_round(int handoffs, int *producer, double *us)
 {
+    round_times t;
     int n = 2 * handoffs + 1;
     empty_launch_sync_us(handoffs, us);
-    medians[0] = quantile(us, handoffs, 0.5);
-    p99[0] = quantile(us, handoffs, 0.99);
+    t.median[0] = quantile(us, handoffs, 0.5);
+    t.p99[0] = quantile(us, handoffs, 0.99);
     for (int w = 0; w < PINGPONG_WAYS; w++) {
         pingpong_ways[w].run(n, producer, us, false);   /* checks every answer as it goes */
         for (int k = 0; k < n; k++)
             if (producer[k] != (k % 2 == 0 ? PRODUCER_CPU : PRODUCER_GPU))
                 wb_fail("stage %s: number %d has the wrong producer; run the tests first",
                         pingpong_ways[w].stage, k);
-        medians[1 + w] = quantile(us, handoffs, 0.5);
-        p99[1 + w] = quantile(us, handoffs, 0.99);
+        t.median[1 + w] = quantile(us, handoffs, 0.5);
+        t.p99[1 + w] = quantile(us, handoffs, 0.99);
     }
+    return t;
 }
 
 /* The ping-pong table, from `rounds` rounds of every way in turn (so that a
@@ -75,14 +81,13 @@ static double bench_handoffs(int handoffs, int rounds)
 {
     int *producer = malloc(sizeof(int) * (size_t)(2 * handoffs + 1));
     double *us = malloc(sizeof(double) * (size_t)handoffs);
-    double *cells = malloc(sizeof(double) * (size_t)rounds * 2 * (1 + PINGPONG_WAYS));
-    double *ratios = malloc(sizeof(double) * (size_t)rounds);
-    if (!producer || !us || !cells || !ratios)
+    if (!producer || !us)
         wb_fail("out of host memory for %d hand-offs", handoffs);
+    round_times times[MAX_ROUNDS];
+    double ratios[MAX_ROUNDS];
     for (int r = 0; r < rounds; r++) {
-        double *medians = cells + (size_t)r * 2 * (1 + PINGPONG_WAYS);
-        handoff_round(handoffs, producer, us, medians, medians + 1 + PINGPONG_WAYS);
-        ratios[r] = medians[2] / medians[3];
+        times[r] = handoff_round(handoffs, producer, us);
+        ratios[r] = times[r].median[2] / times[r].median[3];
     }
     char title[200];
     snprintf(title, sizeof title,
@@ -90,33 +95,26 @@ static double bench_handoffs(int handoffs, int rounds)
              "(median over the rounds of each round's median and p99)", rounds, handoffs);
     wb_table *table = wb_table_new("persistent-handoffs", title,
                                    "stage|method|median (us)|p99 (us)|vs empty launch");
-    double column[MAX_ROUNDS], row_median[1 + PINGPONG_WAYS];
-    for (int way = 0; way < 1 + PINGPONG_WAYS; way++) {
-        double p99s[MAX_ROUNDS];
+    double empty = 0.0;
+    for (int row = 0; row < 1 + PINGPONG_WAYS; row++) {
+        double medians[MAX_ROUNDS], p99s[MAX_ROUNDS];
         for (int r = 0; r < rounds; r++) {
-            const double *medians = cells + (size_t)r * 2 * (1 + PINGPONG_WAYS);
-            column[r] = medians[way];
-            p99s[r] = medians[1 + PINGPONG_WAYS + way];
+            medians[r] = times[r].median[row];
+            p99s[r] = times[r].p99[row];
         }
-        row_median[way] = quantile(column, rounds, 0.5);
-        wb_table_row(table, "%s|%s|%.2f|%.2f|%.2f", way ? pingpong_ways[way - 1].stage : "-",
-                     way ? pingpong_ways[way - 1].name : "empty launch + sync", row_median[way],
-                     quantile(p99s, rounds, 0.5), row_median[way] / row_median[0]);
+        double median = quantile(medians, rounds, 0.5);
+        empty = row == 0 ? median : empty;
+        wb_table_row(table, "%s|%s|%.2f|%.2f|%.2f", row ? pingpong_ways[row - 1].stage : "-",
+                     row ? pingpong_ways[row - 1].name : "empty launch + sync", median,
+                     quantile(p99s, rounds, 0.5), median / empty);
     }
     wb_table_print(table, stdout);
     wb_table_free(table);
-    double lowest = ratios[0], highest = ratios[0];
-    for (int r = 1; r < rounds; r++) {
-        lowest = ratios[r] < lowest ? ratios[r] : lowest;
-        highest = ratios[r] > highest ? ratios[r] : highest;
-    }
-    double ratio = quantile(ratios, rounds, 0.5);
-    printf("stage 1 / stage 2 round trip, per round: %.2fx to %.2fx, median %.2fx\n\n", lowest,
-           highest, ratio);
+    double ratio = quantile(ratios, rounds, 0.5);   /* sorts ratios */
+    printf("stage 1 / stage 2 round trip, per round: %.2fx to %.2fx, median %.2fx\n\n",
+           ratios[0], ratios[rounds - 1], ratio);
     free(producer);
     free(us);
-    free(cells);
-    free(ratios);
     return ratio;
 }
 
