@@ -94,10 +94,10 @@ static void usage(FILE *out, const char *about)
             default_text(o, given, sizeof given);
             snprintf(help, sizeof help, "%s%s", o->help, given);
             if (!strcmp(o->name, "stage") && o->lo == o->hi)   /* the range, from the table */
-                snprintf(help, sizeof help, "%s%s; this lab has one stage, %.0f", o->help, given,
+                snprintf(help, sizeof help, "%s%s; it times one stage, %.0f", o->help, given,
                          o->lo);
             else if (!strcmp(o->name, "stage"))
-                snprintf(help, sizeof help, "%s%s; this lab's stages: %.0f to %.0f", o->help,
+                snprintf(help, sizeof help, "%s%s; it times stages %.0f to %.0f", o->help,
                          given, o->lo, o->hi);
             option_label(o, label, sizeof label);
             print_wrapped(out, label, help);
@@ -148,9 +148,9 @@ static void parse_int(const wb_option *o, const char *text)
     }
     if (*text == '\0' || *end != '\0' || v < o->lo || v > o->hi) {
         if (!strcmp(o->name, "stage") && o->lo == o->hi)
-            wb_bench_usage_error("--stage %s: this lab has one stage, %.0f", text, o->lo);
+            wb_bench_usage_error("--stage %s: this benchmark times one stage, %.0f", text, o->lo);
         if (!strcmp(o->name, "stage"))
-            wb_bench_usage_error("--stage %s: this lab's stages are %.0f to %.0f (leave --stage "
+            wb_bench_usage_error("--stage %s: this benchmark times stages %.0f to %.0f (leave --stage "
                                  "out for all of them)", text, o->lo, o->hi);
         wb_bench_usage_error("--%s: expected a whole number from %.0f to %.0f, got \"%s\"",
                              o->name, o->lo, o->hi, text);

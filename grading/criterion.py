@@ -1,5 +1,6 @@
 """Criterion, as the workbook runs it and reads its JSON report: the one
 place that knows the report's shape and the repair its 2.4 version needs."""
+import glob
 import json
 import os
 import subprocess
@@ -42,8 +43,10 @@ def run(binary, results_dir, extra_args=(), timeout=None):
     to results_dir; returns (report dict or None, combined output)."""
     os.makedirs(results_dir, exist_ok=True)
     report = os.path.join(results_dir, "criterion.json")
-    if os.path.exists(report):
-        os.remove(report)
+    # The tables are appended to while the tests run: start them empty, so
+    # that they hold this run's rows only.
+    for old in glob.glob(os.path.join(results_dir, "*.csv")) + glob.glob(report):
+        os.remove(old)
     env = dict(os.environ, WB_RESULTS_DIR=results_dir)
     proc = subprocess.run([binary, "--jobs=1", f"--json={report}", *extra_args], env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -139,26 +139,62 @@ def run_lab_tests(name):
 
 def test_lab(name):
     """Runs one lab's built student tests; returns (report, output)."""
-    return criterion.run(str(Path(labs.BUILD) / f"{name}-student"), str(RESULTS / f"{name}-student"))
+    binary, results = Path(labs.BUILD) / f"{name}-student", RESULTS / f"{name}-student"
+    report, output = criterion.run(str(binary), str(results))
+    if report is not None:
+        (results / STAMP).write_text(binary_stamp(binary))
+    return report, output
 
 
-def build_and_test(names):
+# The student test binary a lab's results came from: when it has not changed
+# (nothing the tests build from was edited) and every test ran, running them
+# again would only repeat the same verdicts (on a GPU, a minute or more for
+# all the skeletons, whose hangs wait for their timeouts).
+STAMP = "binary.stamp"
+
+
+def binary_stamp(binary):
+    info = binary.stat()
+    return f"{info.st_size} {info.st_mtime_ns}\n"
+
+
+def results_still_current(name):
+    results = RESULTS / f"{name}-student"
+    try:
+        stamp = (results / STAMP).read_text()
+    except OSError:
+        return False
+    report = load_report(name, "student")
+    ran_all = report is not None and all(t["status"] != "SKIPPED"
+                                         for tests in tests_by_stage(report).values()
+                                         for t in tests)
+    return ran_all and stamp == binary_stamp(Path(labs.BUILD) / f"{name}-student")
+
+
+def build_and_test(names, rerun=False):
     """status --run: builds the labs' tests in one go, then runs them; returns
     the labs that do not compile, after printing why. Their old results are
     removed, so that status cannot show a result of code that is no longer
-    there."""
+    there. A lab whose test binary is the one its results came from is not
+    run again unless rerun is set."""
     problem = builddir.arch_problem()
     if problem:
         print(Style.yellow(problem))
     print(Style.dim(f"Building {', '.join(names)} ..."), flush=True)
     broken = builddir.build_tests(names)
+    reused = []
     for name in names:
         if name in broken:
             shutil.rmtree(RESULTS / f"{name}-student", ignore_errors=True)
             print(Style.red(f"{name} does not compile:"))
             show_compiler_messages(broken[name])
+        elif not rerun and results_still_current(name):
+            reused.append(name)
         else:
             test_lab(name)
+    if reused:
+        print(Style.dim(f"Not run again, nothing changed since their last run: {', '.join(reused)} "
+                        "(--rerun runs them anyway)."))
     return list(broken)
 
 
@@ -189,8 +225,9 @@ def chosen_labs(args):
 
 def status(args):
     broken = []
-    if args.run or args.lab or args.labs_named or args.labs is not None or args.gpu_arch:
-        broken = build_and_test(chosen_labs(args))
+    if args.run or args.rerun or args.lab or args.labs_named or args.labs is not None \
+            or args.gpu_arch:
+        broken = build_and_test(chosen_labs(args), args.rerun)
     rows, next_step, done, total, reasons = [], None, 0, 0, {}
     for folder, name in labs.all_labs():
         for stage, title, state, detail in stage_states(folder, name, args.within):
@@ -236,10 +273,13 @@ def add_command(sub):
                        description="Every lab and stage: not run, failing, passing, or passing "
                        "within PCT% of the reference's speed; a progress bar and what to do next. "
                        "With --run, first builds the labs' tests (only what changed) and runs them; "
-                       "LAB, --lab, --labs and --gpu-arch imply --run.")
+                       "LAB, --lab, --labs, --gpu-arch and --rerun imply --run.")
     s.add_argument("labs_named", nargs="*", metavar="LAB",
                    help="only these labs (added to the build if it lacks them)")
     s.add_argument("--run", action="store_true", help="build and run the tests first")
+    s.add_argument("--rerun", action="store_true",
+                   help="run the tests even of labs where nothing changed since their last run "
+                        "(a race may show in one run and not in another)")
     s.add_argument("--lab", action="append", metavar="LAB", help="the same as LAB (repeatable)")
     s.add_argument("--labs", metavar="LIST",
                    help="build only these labs from now on, e.g. "

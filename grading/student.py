@@ -78,6 +78,8 @@ def run(args):
     # The tables go where `status` and `handouts/book fill` look for them.
     results = Path(labs.BUILD) / "results" / f"{name}-{side}-bench"
     results.mkdir(parents=True, exist_ok=True)
+    for table in results.glob("*.csv"):   # this run's tables only
+        table.unlink()
     status = subprocess.call(command + args.extra, env=dict(os.environ, WB_RESULTS_DIR=str(results)))
     if status == 77:
         print("(skipped: no usable GPU here; the line above says why)")

@@ -18,7 +18,8 @@ class Fill(unittest.TestCase):
     def test_planted_table_is_filled_in(self):
         with tempfile.TemporaryDirectory() as tmp:
             handouts = os.path.join(tmp, "handouts")
-            shutil.copytree(os.path.join(ROOT, "handouts"), handouts)
+            for folder in ("handouts", "grading"):   # book reads test reports with grading/
+                shutil.copytree(os.path.join(ROOT, folder), os.path.join(tmp, folder))
             results = os.path.join(tmp, "results", "vector-add-student")
             os.makedirs(results)
             with open(os.path.join(results, "vector-add.csv"), "w") as f:
@@ -39,6 +40,31 @@ class Fill(unittest.TestCase):
                            capture_output=True)
             again = open(os.path.join(handouts, "00-vector-add.md")).read()
             self.assertEqual(again, after)
+
+
+    def test_run_with_failed_tests_is_not_filled_in(self):
+        """A skeleton's kernel that does nothing is "faster than a copy": the
+        table of a run with failed tests stays out of the book."""
+        with tempfile.TemporaryDirectory() as tmp:
+            handouts = os.path.join(tmp, "handouts")
+            for folder in ("handouts", "grading"):   # book reads test reports with grading/
+                shutil.copytree(os.path.join(ROOT, folder), os.path.join(tmp, folder))
+            results = os.path.join(tmp, "results", "vector-add-student")
+            os.makedirs(results)
+            with open(os.path.join(results, "vector-add.csv"), "w") as f:
+                f.write('"n","% of copy"\n"67108864","3965.1"\n')
+            with open(os.path.join(results, "criterion.json"), "w") as f:
+                f.write('{"test_suites": [{"name": "vector_add", "tests": ['
+                        '{"name": "stage0_sizes", "status": "FAILED", "messages": []}]}]}')
+            with open(os.path.join(handouts, "00-vector-add.md")) as f:
+                before = f.read()
+            proc = subprocess.run([sys.executable, os.path.join(handouts, "book"), "fill",
+                                   "--results", os.path.join(tmp, "results")],
+                                  capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            self.assertIn("not filled: 1 test(s) failed", proc.stdout)
+            with open(os.path.join(handouts, "00-vector-add.md")) as f:
+                self.assertEqual(f.read(), before)
 
 
 class Answers(unittest.TestCase):

@@ -132,6 +132,25 @@ class States(unittest.TestCase):
         plant("vector-add", "student", [("stage0_sizes", "PASSED", [])], rows(1.1))
         self.assertEqual(self.states()[0][0], "fast")
 
+    def test_results_reused_only_for_the_same_binary_and_a_full_run(self):
+        """`grading/workbook` does not run a lab's tests again when its test
+        binary is the one the results came from, and every test ran."""
+        binary = Path(BUILD) / "vector-add-student"
+        binary.write_text("first build")
+        plant("vector-add", "student", [("stage0_sizes", "FAILED", ["wrong"])])
+        results = Path(BUILD) / "results" / "vector-add-student"
+        (results / progress.STAMP).write_text(progress.binary_stamp(binary))
+        self.assertTrue(progress.results_still_current("vector-add"))
+        binary.write_text("rebuilt after an edit")
+        os.utime(binary, ns=(1, 1))
+        self.assertFalse(progress.results_still_current("vector-add"), "a new binary runs again")
+        (results / progress.STAMP).write_text(progress.binary_stamp(binary))
+        plant("vector-add", "student", [("stage0_sizes", "SKIPPED", ["no GPU"])])
+        self.assertFalse(progress.results_still_current("vector-add"),
+                         "skipped tests run again: the GPU may be there now")
+        (results / progress.STAMP).unlink()
+        self.assertFalse(progress.results_still_current("vector-add"), "no stamp, no reuse")
+
     def test_watch_shows_whole_tables(self):
         """The rule under a table's header belongs to the table (watch once
         printed header and rows as two tables)."""

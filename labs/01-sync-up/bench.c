@@ -15,7 +15,8 @@ int main(int argc, char **argv)
     handoff_choice choice = {WB_ALL_STAGES, 0};
     const wb_option options[] = {
         {"stage", "S", WB_INT, &choice.stage, 0, 2,
-         "time only stage S's version: 0 barrier, 1 spin, 2 grid (default: all)"},
+         "time only stage S's version: 0 barrier, 1 spin, 2 grid (default: all; stages 3 to 5 "
+         "are not hand-offs of the table: their tests and sync-up-experiments time them)"},
         {"n", "TURNS", WB_INT, &count, 1, INT_MAX, "turns recorded per run"},
         {"block", "B", WB_WARPS, &choice.block, 32, 1024,
          "one shape per version, in blocks of B threads (the grid version: one block per "
