@@ -239,6 +239,10 @@ typedef struct {
 
 using device_flag = cuda::atomic_ref<unsigned, cuda::thread_scope_device>;
 
+/* How long a look-back lane sleeps (__nanosleep) between two reads of a
+ * flag that says TILE_EMPTY. */
+#define WAIT_NS 100
+
 // Written in kernels.cu: publishing a value (one thread), the look-back and
 // the tile's exclusive prefix (a whole warp, every lane getting the result).
 __device__ void publish(tile_status status, unsigned tile, unsigned flag, unsigned value);

@@ -199,7 +199,10 @@ __device__ void publish(tile_status status, unsigned tile, unsigned flag, unsign
  * values (aggregates, and that prefix); without one, all 32 aggregates
  * count and the window moves 32 tiles back. Tile 0 always publishes its
  * prefix, so the walk ends there at the latest; lanes before tile 0 add 0.
- * One lane walking alone would pay two memory round trips per tile. */
+ * One lane walking alone would pay two memory round trips per tile. A lane
+ * that finds nothing yet sleeps a little before it asks again: the lanes of
+ * hundreds of waiting warps all ask for the same few newest flags, and
+ * asking without a pause would keep the L2 that holds them busy. */
 __device__ unsigned look_back(tile_status status, unsigned tile)
 {
     unsigned lane = threadIdx.x % 32, prefix = 0;
@@ -207,9 +210,9 @@ __device__ unsigned look_back(tile_status status, unsigned tile)
         long long t = window - lane;
         unsigned flag = TILE_PREFIX, value = 0;
         if (t >= 0) {
-            do
-                flag = device_flag(status.flag[t]).load(cuda::memory_order_acquire);
-            while (flag == TILE_EMPTY);
+            while ((flag = device_flag(status.flag[t]).load(cuda::memory_order_acquire)) ==
+                   TILE_EMPTY)
+                __nanosleep(WAIT_NS);
             value = flag == TILE_PREFIX ? status.prefix[t] : status.aggregate[t];
         }
         unsigned with_prefix = __ballot_sync(FULL_WARP, flag == TILE_PREFIX);
