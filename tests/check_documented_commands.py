@@ -91,8 +91,8 @@ RULES = (
      "names the instructor's own submissions: tests/grader grades real ones (folders, zips, "
      "a batch)"),
     (r"^grading/workbook grade( --submission solutions)?$", SKIP,
-     "grades all eight labs in a fresh build (4.5 minutes on the H100): tests/grader grades "
-     "lab 00 (tests/gpu-check --steps grader)"),
+     "grades every lab in a fresh build (4.5 minutes on the H100 for labs 00-07): tests/grader "
+     "grades lab 00 (tests/gpu-check --steps grader)"),
     (r"^tests/planted_bugs\.py (run|sweep)\b", SKIP,
      "plants every bug on a GPU, 10 minutes and more: tests/gpu-check --steps planted and "
      "--steps mutants run it"),
