@@ -169,6 +169,16 @@ static void diagnose(const problem *p, const float *got, int block_size, char *h
     hint[0] = '\0';
     if (n < 2)
         return;
+    bool all_zero = true;
+    for (int c = 0; c < p->count; c++)
+        for (int k = 0; k < 3; k++)
+            all_zero = all_zero && got[3 * p->checked[c] + k] == 0.0f;
+    if (all_zero) {
+        snprintf(hint, len, " Every checked acceleration is 0: no body's pull was added (a loop "
+                 "that never runs: with fewer bodies than a tile, a tile loop that leaves out "
+                 "the last, partial tile runs not once).");
+        return;
+    }
     if (error_against(p, got, n, NBODY_UNSOFTENED) < 1e-3) {
         snprintf(hint, len, " They match gravity without softening: eps2 is missing from d2 "
                  "(and the term j = i was skipped, else it would be NaN).");
