@@ -121,14 +121,15 @@ __global__ void forces_tiled(const float4 *pos_mass, int n, float eps2, float *a
 }
 
 /* Stage 4: body_body with one reciprocal square root (a single hardware
- * instruction, within 2 units in the last place) in place of an IEEE square
- * root and an IEEE division (each several instructions and a branch). */
+ * instruction, within 2 units in the last place: rsqrt_ftz, given.cuh) in
+ * place of an IEEE square root and an IEEE division (each several
+ * instructions and a branch). */
 __device__ __forceinline__ float3 body_body_fast(float3 acc, float3 self, float4 other,
                                                  float eps2)
 {
     float dx = other.x - self.x, dy = other.y - self.y, dz = other.z - self.z;
     float d2 = eps2 + dx * dx + dy * dy + dz * dz;
-    float inv_d = rsqrtf(d2);
+    float inv_d = rsqrt_ftz(d2);
     float s = other.w * inv_d * inv_d * inv_d;
     acc.x += dx * s;
     acc.y += dy * s;
