@@ -9,7 +9,6 @@
  * checked on a sample of bodies against the CPU before they are timed.
  * `nbody-bench-reference --help` for the options (common/bench.h).
  */
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
