@@ -449,6 +449,7 @@ def make_build(folder, env, seed):
     quiet(["meson", "setup", build, *options], folder, env, "meson setup of the scratch")
     if seed:
         seed_build(build, seed)
+        finished_objects(build, seed)
     quiet(["ninja", "-C", build], folder, env, "the scratch's build")
 
 
@@ -460,22 +461,39 @@ def git_history(folder, env):
         quiet(argv, folder, env, "git in the scratch")
 
 
-def finished_labs(folder, kernels_run):
+def finished_labs(folder):
     """The references as the student's files: a student who has finished,
     for whom every command must succeed (the skeletons fail tests that need
-    no GPU: the source rules, which read the files). The build seeded from
-    the checkout's holds the skeletons' objects. Where the kernels run (a
-    GPU and --gpu), the references are copied with a new time, so that
-    ninja rebuilds the student programs from them; elsewhere nothing of
-    the kernels runs, and keeping the references' old times keeps those
-    objects (recompiling every lab for every architecture: minutes)."""
-    copy = shutil.copyfile if kernels_run else shutil.copy2
+    no GPU: the source rules, which read the files). Copied with their old
+    times, so that ninja does not recompile every lab for every
+    architecture (minutes): finished_objects gives the build the objects
+    these files make."""
     for lab_folder, _ in labs.all_labs():
-        copy(os.path.join(ROOT, "solutions", lab_folder, "kernels.cu"),
+        shutil.copy2(os.path.join(ROOT, "solutions", lab_folder, "kernels.cu"),
                      os.path.join(folder, "labs", lab_folder, "kernels.cu"))
 
 
-def make_places(scratch, seed, student, kernels_run):
+def finished_objects(build, seed):
+    """The seed's student objects of kernels.cu were compiled from the
+    skeletons; its reference objects from the files that are now the labs'.
+    Each <lab>[-bench]-student.p/labs_<folder>_kernels.cu.o becomes its
+    reference twin's object, keeping its time (ninja's deps log holds it),
+    and its program is removed: ninja relinks it, in seconds, where
+    compiling every lab for every architecture takes minutes."""
+    for student in glob.glob(os.path.join(build, "*-student.p", "labs_*_kernels.cu.o")):
+        folder, name = os.path.split(student)
+        program = folder[:-len(".p")]
+        twin = os.path.join(seed, os.path.basename(program)[:-len("-student")] + "-reference.p",
+                            "solutions_" + name[len("labs_"):])
+        if os.path.isfile(twin):
+            kept = os.stat(student)
+            shutil.copyfile(twin, student)
+            os.utime(student, ns=(kept.st_atime_ns, kept.st_mtime_ns))
+            if os.path.exists(program):
+                os.remove(program)
+
+
+def make_places(scratch, seed, student):
     """The scratch copy of the repository (and the student copy made from
     it) with the references as the labs' files, built, with their
     snapshots."""
@@ -492,7 +510,7 @@ def make_places(scratch, seed, student, kernels_run):
         quiet(["grading/workbook", "release", "--out", places["student copy"].folder],
               repo.folder, repo.environment(env["TMPDIR"]), "grading/workbook release")
     for place in places.values():
-        finished_labs(place.folder, kernels_run)
+        finished_labs(place.folder)
         make_build(place.folder, place.environment(env["TMPDIR"]), seed)
         seed = os.path.join(repo.folder, "build")
     for place in places.values():
@@ -750,8 +768,7 @@ def main():
     scratch = tempfile.mkdtemp(prefix="wb-documented-commands-")
     try:
         places = make_places(scratch, args.build,
-                             student=any(u.place == "student copy" for u in units.values()),
-                             kernels_run=args.gpu and has_gpu)
+                             student=any(u.place == "student copy" for u in units.values()))
         print(f"scratch built in {time.monotonic() - started:.0f} s; {len(refs)} commands in "
               f"{len(docs)} documents, {len(units)} distinct runs", flush=True)
         results = {}
