@@ -31,6 +31,11 @@ def load_report(path):
     return json.loads("\n".join(lines))
 
 
+def all_tests(report):
+    """Every test entry of a report, over all its suites."""
+    return [t for s in report.get("test_suites", []) for t in s.get("tests", [])]
+
+
 def cases(report_path, suite, test):
     """The report's entries of one test (one per parameter case)."""
     data = load_report(report_path)

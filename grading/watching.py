@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import builddir
+import criterion
 import labs
 import progress
 from ui import Style, lab_or_exit, show_compiler_messages
@@ -163,8 +164,8 @@ def report_once(name):
         print(output[-1500:])
         return False
     if report["skipped"] and not (report["passed"] or report["failed"] or report["errored"]):
-        tests = [t for s in report.get("test_suites", []) for t in s.get("tests", [])]
-        print(Style.yellow(f"compiles; GPU tests not run: {progress.skip_reason(tests)}"))
+        print(Style.yellow("compiles; GPU tests not run: "
+                           f"{progress.skip_reason(criterion.all_tests(report))}"))
         return True
     test, suite = first_failure(report)
     if test:

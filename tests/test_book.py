@@ -15,52 +15,52 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Fill(unittest.TestCase):
+    def scratch(self, tmp, table):
+        """handouts/ and grading/ (book reads test reports with it) copied
+        into tmp, and a student results folder with vector-add.csv holding
+        `table`; returns (handouts folder, results folder)."""
+        for folder in ("handouts", "grading"):
+            shutil.copytree(os.path.join(ROOT, folder), os.path.join(tmp, folder))
+        results = os.path.join(tmp, "results", "vector-add-student")
+        os.makedirs(results)
+        with open(os.path.join(results, "vector-add.csv"), "w") as f:
+            f.write(table)
+        return os.path.join(tmp, "handouts"), results
+
+    def fill(self, tmp):
+        return subprocess.run([sys.executable, os.path.join(tmp, "handouts", "book"), "fill",
+                               "--results", os.path.join(tmp, "results")],
+                              capture_output=True, text=True)
+
     def test_planted_table_is_filled_in(self):
         with tempfile.TemporaryDirectory() as tmp:
-            handouts = os.path.join(tmp, "handouts")
-            for folder in ("handouts", "grading"):   # book reads test reports with grading/
-                shutil.copytree(os.path.join(ROOT, folder), os.path.join(tmp, folder))
-            results = os.path.join(tmp, "results", "vector-add-student")
-            os.makedirs(results)
-            with open(os.path.join(results, "vector-add.csv"), "w") as f:
-                f.write('"n","time (ms)"\n"67108864","0.297"\n')
-            before = open(os.path.join(handouts, "00-vector-add.md")).read()
-            proc = subprocess.run([sys.executable, os.path.join(handouts, "book"), "fill",
-                                   "--results", os.path.join(tmp, "results")],
-                                  capture_output=True, text=True)
+            handouts, _ = self.scratch(tmp, '"n","time (ms)"\n"67108864","0.297"\n')
+            with open(os.path.join(handouts, "00-vector-add.md")) as f:
+                before = f.read()
+            proc = self.fill(tmp)
             self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-            after = open(os.path.join(handouts, "00-vector-add.md")).read()
+            with open(os.path.join(handouts, "00-vector-add.md")) as f:
+                after = f.read()
             self.assertIn("| n | time (ms) |\n|---|---|\n| 67108864 | 0.297 |", after)
             self.assertNotIn("Not measured yet.", after.split("your-results: vector-add")[1][:200])
             head = before.split("<!-- your-results")[0]
             self.assertTrue(after.startswith(head), "text before the block changed")
             # Filling again replaces the table rather than adding a second one.
-            subprocess.run([sys.executable, os.path.join(handouts, "book"), "fill",
-                            "--results", os.path.join(tmp, "results")], check=True,
-                           capture_output=True)
-            again = open(os.path.join(handouts, "00-vector-add.md")).read()
-            self.assertEqual(again, after)
-
+            self.assertEqual(self.fill(tmp).returncode, 0)
+            with open(os.path.join(handouts, "00-vector-add.md")) as f:
+                self.assertEqual(f.read(), after)
 
     def test_run_with_failed_tests_is_not_filled_in(self):
         """A skeleton's kernel that does nothing is "faster than a copy": the
         table of a run with failed tests stays out of the book."""
         with tempfile.TemporaryDirectory() as tmp:
-            handouts = os.path.join(tmp, "handouts")
-            for folder in ("handouts", "grading"):   # book reads test reports with grading/
-                shutil.copytree(os.path.join(ROOT, folder), os.path.join(tmp, folder))
-            results = os.path.join(tmp, "results", "vector-add-student")
-            os.makedirs(results)
-            with open(os.path.join(results, "vector-add.csv"), "w") as f:
-                f.write('"n","% of copy"\n"67108864","3965.1"\n')
+            handouts, results = self.scratch(tmp, '"n","% of copy"\n"67108864","3965.1"\n')
             with open(os.path.join(results, "criterion.json"), "w") as f:
                 f.write('{"test_suites": [{"name": "vector_add", "tests": ['
                         '{"name": "stage0_sizes", "status": "FAILED", "messages": []}]}]}')
             with open(os.path.join(handouts, "00-vector-add.md")) as f:
                 before = f.read()
-            proc = subprocess.run([sys.executable, os.path.join(handouts, "book"), "fill",
-                                   "--results", os.path.join(tmp, "results")],
-                                  capture_output=True, text=True)
+            proc = self.fill(tmp)
             self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
             self.assertIn("not filled: 1 test(s) failed", proc.stdout)
             with open(os.path.join(handouts, "00-vector-add.md")) as f:
