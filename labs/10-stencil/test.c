@@ -155,7 +155,8 @@ static geometry geometry_of(int stage)
 
 /* Where a cell lies on an axis cut into pieces of `piece` cells: on the
  * first or last cell of its piece (or on the axis' last cell), and whether
- * its piece is the last, partial one. */
+ * its piece is the last, partial one of several (in a grid smaller than
+ * one piece, every cell would be). */
 static bool on_piece_edge(int c, int n, int piece)
 {
     return piece > 0 && (c % piece == 0 || c % piece == piece - 1 || c == n - 1);
@@ -163,7 +164,7 @@ static bool on_piece_edge(int c, int n, int piece)
 
 static bool in_partial_piece(int c, int n, int piece)
 {
-    return piece > 0 && n % piece != 0 && c >= n - n % piece;
+    return piece > 0 && n > piece && n % piece != 0 && c >= n - n % piece;
 }
 
 /* The grid's last cell on an axis that ends inside a tile. */
@@ -227,6 +228,12 @@ static const char *diagnose(int stage, int boundary, int steps, size_t n, const 
                "did not store it (the guard must be x < nx && y < ny, not stricter; fixed cells "
                "are copied, not skipped), or x and y swapped (cell (x, y) is at y * nx + x, "
                "with x along threadIdx.x)";
+    if (c->nan && c->nan_tile_corner && c->nan_cut_edge)
+        return "NaN at the corners of tiles, where the grid ends inside the tile: either the "
+               "halo beyond the grid's last column or row was never loaded (the last thread "
+               "inside the grid, x == nx - 1 or y == ny - 1, loads it: the tile's last thread "
+               "lies past the grid), or a corner of the halo was read, which a 5-point stencil "
+               "never needs and nobody loads. A larger grid tells the two apart";
     if (c->nan && c->nan_tile_corner)
         return "NaN at the corners of tiles: those cells read a corner of the halo, which a "
                "5-point stencil never needs and nobody loads (shared memory was NaN before the "
