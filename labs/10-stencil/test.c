@@ -281,8 +281,8 @@ static const char *diagnose(int stage, int boundary, int steps, size_t n, const 
         return "only cells of the last, partial tile are wrong: the grid is no multiple of the "
                "tile (or of the march), and that tile's bounds, loads or halo are off";
     if (t.halo && c->all_tile_edge)
-        return "only cells on the edges of tiles are wrong: a halo loaded from the wrong cell "
-               "or into the wrong place (west at tile[ty + 1][0], east at tile[ty + 1][tx + 2], "
+        return "only cells on the edges of tiles are wrong: a halo not loaded (shared memory "
+               "held leftovers there), or loaded from the wrong cell or into the wrong place (west at tile[ty + 1][0], east at tile[ty + 1][tx + 2], "
                "south at tile[0][tx + 1], north at tile[ty + 2][tx + 1])";
     if (c->all_after_march_start)
         return "the first row or plane of each march is right and the later ones wrong: the "
