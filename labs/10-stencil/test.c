@@ -77,8 +77,9 @@ static const char *const classic_mistakes[STENCIL_STAGES] = {
     "show on grids that are not square), down and up a whole plane (nx * ny) away, "
     "is_fixed_3d (the faces z == 0 and z == nz - 1 are fixed too), neighbours at "
     "before()/after()",
-    "heat3d_march: down and center loaded before the loop, up in each plane, the registers "
-    "rotated after each plane (down = center, center = up), the planes from blockIdx.z * "
+    "heat3d_march: down, center and up loaded before the loop, the next plane's up (ahead) in "
+    "each plane, the registers rotated after each plane (down = center, center = up, up = "
+    "ahead), the planes from blockIdx.z * "
     "STENCIL_PLANES to at most nz, the tile's halo of all four edges (and at x == nx - 1, "
     "y == ny - 1) loaded from the current plane, a missing __syncthreads() after the tile is "
     "stored or before the next plane overwrites it",
@@ -265,6 +266,13 @@ static const char *diagnose(int stage, int boundary, int steps, size_t n, const 
     if (steps > 1 && grid_equals(got, series[1], n) && grid_equals(other, series[0], n))
         return "the result is one step's: the buffers were not swapped between steps "
                "(ping-pong), so every step read the starting grid";
+    if (boundary == STENCIL_DIRICHLET && c->all_grid_edge && c->all_after_march_start)
+        return "only fixed cells, and only after the first row or plane of a march, are wrong: "
+               "either boundary cells were updated (the Dirichlet cells of the outer layer are "
+               "copied unchanged), or the registers are not rotated before the next row or "
+               "plane, so that a fixed cell copies a stale center (south = center, center = "
+               "north; down = center, center = up, up = ahead). A larger grid tells the two "
+               "apart";
     if (boundary == STENCIL_DIRICHLET && c->all_grid_edge)
         return "boundary cells were updated: with Dirichlet boundaries the cells of the outer "
                "layer are fixed (is_fixed_2d, is_fixed_3d) and are copied unchanged";
@@ -287,8 +295,8 @@ static const char *diagnose(int stage, int boundary, int steps, size_t n, const 
     if (c->all_after_march_start)
         return "the first row or plane of each march is right and the later ones wrong: the "
                "registers are not rotated before the next row or plane (south = center, "
-               "center = north; down = center, center = up), or the next one is loaded from "
-               "the wrong place";
+               "center = north; down = center, center = up, up = ahead), or the next one is "
+               "loaded from the wrong place";
     return "cells are off by more than float rounding allows";
 }
 
