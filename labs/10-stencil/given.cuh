@@ -117,8 +117,8 @@ static dim3 step_grid(int stage, int nx, int ny, int nz)
 
 /* One step of `stage`: reads in, writes out. Only the time loop of
  * kernels.cu calls it ([[maybe_unused]]: the untouched skeleton does not). */
-[[maybe_unused]] static void launch_step(int stage, int boundary, const float *in, float *out, int nx, int ny,
-                        int nz)
+[[maybe_unused]] static void launch_step(int stage, int boundary, const float *in, float *out,
+                                         int nx, int ny, int nz)
 {
     dim3 grid = step_grid(stage, nx, ny, nz), tile(STENCIL_TILE_X, STENCIL_TILE_Y);
     switch (stage) {

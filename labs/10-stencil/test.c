@@ -196,7 +196,8 @@ static census count_bad_cells(int stage, grid g, const float *got, const double 
             c.first = i;
         bool edge_x = on_piece_edge(x, g.nx, t.tile_x), edge_y = on_piece_edge(y, g.ny, t.tile_y);
         bool tile_edge = t.halo && (edge_x || edge_y);
-        bool cut_edge = t.halo && (on_cut_edge(x, g.nx, t.tile_x) || on_cut_edge(y, g.ny, t.tile_y));
+        bool cut_edge =
+            t.halo && (on_cut_edge(x, g.nx, t.tile_x) || on_cut_edge(y, g.ny, t.tile_y));
         c.all_grid_edge &= stencil_on_grid_edge(dims, g.nx, g.ny, g.nz, x, y, z);
         c.all_tile_edge &= tile_edge;
         c.all_cut_edge &= cut_edge;
@@ -290,8 +291,9 @@ static const char *diagnose(int stage, int boundary, int steps, size_t n, const 
                "tile (or of the march), and that tile's bounds, loads or halo are off";
     if (t.halo && c->all_tile_edge)
         return "only cells on the edges of tiles are wrong: a halo not loaded (shared memory "
-               "held leftovers there), or loaded from the wrong cell or into the wrong place (west at tile[ty + 1][0], east at tile[ty + 1][tx + 2], "
-               "south at tile[0][tx + 1], north at tile[ty + 2][tx + 1])";
+               "held leftovers there), or loaded from the wrong cell or into the wrong place "
+               "(west at tile[ty + 1][0], east at tile[ty + 1][tx + 2], south at tile[0][tx + 1], "
+               "north at tile[ty + 2][tx + 1])";
     if (c->all_after_march_start)
         return "the first row or plane of each march is right and the later ones wrong: the "
                "registers are not rotated before the next row or plane (south = center, "
@@ -399,7 +401,8 @@ static void check_grids(int stage, int boundary)
 {
     bool flat = stencil_stage_dims(stage) == 2;
     const grid *grids = flat ? grids_2d : grids_3d;
-    size_t count = flat ? sizeof grids_2d / sizeof grids_2d[0] : sizeof grids_3d / sizeof grids_3d[0];
+    size_t count =
+        flat ? sizeof grids_2d / sizeof grids_2d[0] : sizeof grids_3d / sizeof grids_3d[0];
     for (size_t i = 0; i < count; i++)
         check_grid(stage, boundary, grids[i], few_steps, sizeof few_steps / sizeof few_steps[0]);
 }
