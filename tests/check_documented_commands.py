@@ -91,8 +91,8 @@ RULES = (
      "names the instructor's own submissions: tests/grader grades real ones (folders, zips, "
      "a batch)"),
     (r"^grading/workbook grade( --submission solutions)?$", SKIP,
-     "grades all eight labs in a fresh build (4.5 minutes on the H100): tests/grader grades "
-     "lab 00 (tests/gpu-check --steps grader)"),
+     "grades every lab in a fresh build (4.5 minutes on the H100 for labs 00-07): tests/grader "
+     "grades lab 00 (tests/gpu-check --steps grader)"),
     (r"^tests/planted_bugs\.py (run|sweep)\b", SKIP,
      "plants every bug on a GPU, 10 minutes and more: tests/gpu-check --steps planted and "
      "--steps mutants run it"),
@@ -460,18 +460,22 @@ def git_history(folder, env):
         quiet(argv, folder, env, "git in the scratch")
 
 
-def finished_labs(folder):
+def finished_labs(folder, kernels_run):
     """The references as the student's files: a student who has finished,
     for whom every command must succeed (the skeletons fail tests that need
-    no GPU: the source rules). Copied with a new time: the build seeded
-    from the checkout's holds the skeletons' objects, and ninja rebuilds
-    only what is older than its sources."""
+    no GPU: the source rules, which read the files). The build seeded from
+    the checkout's holds the skeletons' objects. Where the kernels run (a
+    GPU and --gpu), the references are copied with a new time, so that
+    ninja rebuilds the student programs from them; elsewhere nothing of
+    the kernels runs, and keeping the references' old times keeps those
+    objects (recompiling every lab for every architecture: minutes)."""
+    copy = shutil.copyfile if kernels_run else shutil.copy2
     for lab_folder, _ in labs.all_labs():
-        shutil.copyfile(os.path.join(ROOT, "solutions", lab_folder, "kernels.cu"),
+        copy(os.path.join(ROOT, "solutions", lab_folder, "kernels.cu"),
                      os.path.join(folder, "labs", lab_folder, "kernels.cu"))
 
 
-def make_places(scratch, seed, student):
+def make_places(scratch, seed, student, kernels_run):
     """The scratch copy of the repository (and the student copy made from
     it) with the references as the labs' files, built, with their
     snapshots."""
@@ -488,7 +492,7 @@ def make_places(scratch, seed, student):
         quiet(["grading/workbook", "release", "--out", places["student copy"].folder],
               repo.folder, repo.environment(env["TMPDIR"]), "grading/workbook release")
     for place in places.values():
-        finished_labs(place.folder)
+        finished_labs(place.folder, kernels_run)
         make_build(place.folder, place.environment(env["TMPDIR"]), seed)
         seed = os.path.join(repo.folder, "build")
     for place in places.values():
@@ -746,7 +750,8 @@ def main():
     scratch = tempfile.mkdtemp(prefix="wb-documented-commands-")
     try:
         places = make_places(scratch, args.build,
-                             student=any(u.place == "student copy" for u in units.values()))
+                             student=any(u.place == "student copy" for u in units.values()),
+                             kernels_run=args.gpu and has_gpu)
         print(f"scratch built in {time.monotonic() - started:.0f} s; {len(refs)} commands in "
               f"{len(docs)} documents, {len(units)} distinct runs", flush=True)
         results = {}
