@@ -1,0 +1,121 @@
+/*
+ * Lab 10: stencils, from the naive kernel to marching planes. Read
+ * handouts/10-stencil.md first.
+ *
+ *   0  2D, naive: each thread reads its five cells from global memory; the
+ *      time loop swaps two buffers (ping-pong)
+ *   1  2D, shared tile with halo: a block loads its tile and a one-cell
+ *      rim around it once, then every thread reads shared memory
+ *   2  2D, marching rows: a block is one row of threads that walks down
+ *      the grid, the cells above and below kept in registers
+ *   3  3D, naive: stage 0 with a third axis, seven cells per thread
+ *   4  3D, marching planes (2.5D): stage 1's tile for the plane, stage 2's
+ *      registers for the axis it walks along (z)
+ *
+ * Each stage is a small change from the one before; the TODOs are numbered
+ * in the order of the stages. The boundary helpers (before, after,
+ * is_fixed_2d, is_fixed_3d), the arithmetic of a step (heat_2d, heat_3d),
+ * each stage's grid (launch_step) and the argument checks are given in
+ * given.cuh, included at the top. Check a stage with
+ *     meson test -C build --suite stencil-student --print-errorlogs
+ * (tests stageN_...), time them with `build/stencil-bench-student`, and ask
+ * for a hint with `grading/workbook hint stencil 1`.
+ */
+#include "lab.h"
+#include "workbook.h"
+
+// Given, the same for every stage and both sides.
+#include "given.cuh"
+
+/* Stage 0: one thread per cell, every value straight from global memory.
+ * Each cell is read five times, by itself and by its four neighbours; the
+ * caches catch most of the repeats. */
+__global__ void heat2d_naive(const float *in, float *out, int nx, int ny, int boundary)
+{
+    // TODO 1 (stage 0): this thread's cell (x, y) from the block and thread
+    // indices in x and y (x along threadIdx.x). Threads past the grid do
+    // nothing. A fixed cell (is_fixed_2d) copies its value to out; any other
+    // stores heat_2d of its value and its four neighbours, read from `in`
+    // at the coordinates before() and after() give (they know the boundary).
+    (void)in, (void)out, (void)nx, (void)ny, (void)boundary;
+}
+
+/* The time loop of every stage: each step reads the grid the step before
+ * wrote and writes the other buffer, then the two swap roles. */
+static const float *run_steps(int stage, int boundary, float *a, float *b, int nx, int ny, int nz,
+                              int steps)
+{
+    // TODO 2 (stage 0): `steps` steps. a holds the grid, b is free. Each
+    // step is one launch_step(stage, boundary, in, out, nx, ny, nz) that
+    // reads the newest grid and writes the other buffer, never the one it
+    // reads. Return the buffer that holds the last step's grid.
+    (void)stage, (void)boundary, (void)b, (void)nx, (void)ny, (void)nz, (void)steps;
+    return a;
+}
+
+/* Stage 1: the block's 32 x 8 cells and a rim of one cell around them (the
+ * halo) in shared memory, loaded once; the five reads per cell then come
+ * from there. A 5-point stencil needs the four edges of the rim, never its
+ * corners, so nobody loads those. */
+__global__ void heat2d_tile(const float *in, float *out, int nx, int ny, int boundary)
+{
+    // TODO 3 (stage 1): declare a (STENCIL_TILE_Y + 2) x (STENCIL_TILE_X + 2)
+    // tile in shared memory. Each thread inside the grid loads its cell at
+    // tile[ty + 1][tx + 1]; the threads on the tile's edges also load the
+    // halo cell beyond them (west, east, south, north: not the corners),
+    // and where the grid ends inside the tile, the last thread inside the
+    // grid loads the halo beyond it. Wait for the whole tile, then compute
+    // as in stage 0, reading the neighbours from the tile.
+    (void)in, (void)out, (void)nx, (void)ny, (void)boundary;
+}
+
+/* Stage 2: a block is one row of 256 threads that walks down STENCIL_ROWS
+ * rows of the grid. A thread keeps its column's cells south, center and
+ * north in registers: each step loads one new cell (the next north) where
+ * stage 1 loaded a tile and a halo. West and east belong to other threads,
+ * so the current row goes through shared memory, with a halo cell at each
+ * end. */
+__global__ void heat2d_march(const float *in, float *out, int nx, int ny, int boundary)
+{
+    // TODO 4 (stage 2): a row of STENCIL_ROW_THREADS threads, one column
+    // each, walks down rows blockIdx.y * STENCIL_ROWS ... (at most
+    // STENCIL_ROWS, not past ny). Keep south, center and north in registers:
+    // before the loop load south and center of the first row; in each row
+    // load north, put center into a shared row (with a halo cell at each
+    // end, as in stage 1), wait, compute, wait again, then move the
+    // registers one row down. Every thread of the block runs the loop.
+    (void)in, (void)out, (void)nx, (void)ny, (void)boundary;
+}
+
+/* Stage 3: stage 0 in 3D. The grid has one layer of 32 x 8 blocks per
+ * plane: z is blockIdx.z. The neighbours down and up are a whole plane
+ * (nx * ny floats) away. */
+__global__ void heat3d_naive(const float *in, float *out, int nx, int ny, int nz, int boundary)
+{
+    // TODO 5 (stage 3): stage 0 with a third axis: z is blockIdx.z, cell
+    // (x, y, z) is at (z * ny + y) * nx + x, the fixed cells are
+    // is_fixed_3d's, and heat_3d also takes the cells down (z - 1) and up
+    // (z + 1), a whole plane away.
+    (void)in, (void)out, (void)nx, (void)ny, (void)nz, (void)boundary;
+}
+
+/* Stage 4, marching planes: a 32 x 8 block walks up STENCIL_PLANES planes.
+ * Each thread keeps its column's down, center and up in registers (stage 2
+ * in z); the plane's tile and halo are in shared memory (stage 1 in x and
+ * y). Per plane a thread loads one new cell of its column and, on the
+ * tile's edge, a halo cell: about 1.3 loads per cell instead of stage 3's
+ * seven. The new cell is the one two planes ahead, loaded a plane before
+ * it is needed: its wait for DRAM overlaps this plane's barriers and
+ * arithmetic instead of stalling every plane. */
+__global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz, int boundary)
+{
+    // TODO 6 (stage 4): the block's 32 x 8 tile walks up planes
+    // blockIdx.z * STENCIL_PLANES ... (at most STENCIL_PLANES, not past nz).
+    // Stage 2 in z (down, center, up in registers, moved one plane up after
+    // each) and stage 1 in x and y (the plane's tile and halo in shared
+    // memory), with a wait after the tile is loaded and another before the
+    // next plane overwrites it. Load each new cell of the column one plane
+    // early: before the loop down, center and up; in each plane the up of
+    // the next plane (if the march has one), which becomes up after the move.
+    (void)in, (void)out, (void)nx, (void)ny, (void)nz, (void)boundary;
+}

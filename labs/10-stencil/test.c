@@ -1,0 +1,576 @@
+/*
+ * Lab 10 tests: every stage against a double-precision CPU stencil, on
+ * grids that are odd and not square (so that x and y cannot be swapped
+ * unnoticed) and that cut every tile, block and march (a size of 1, a tile
+ * plus one, primes), with both boundary conditions and after 1, 2 and 5
+ * steps (and 1 and 4 on a large grid); then the source rules for the
+ * barriers, the argument checks of the given stencil_run, and one timing
+ * table.
+ *
+ * How each run is set up, so that the classic mistakes show:
+ *   - the grid starts in d_a, random in [0, 1); d_b, the second buffer, is
+ *     filled with 3.39e38 (0x7F bytes): a cell never written shows as that,
+ *     and a cell computed from one never written as something as large;
+ *   - both buffers lie in guard zones of NaN, with unmapped memory after
+ *     them: a read before the grid feeds NaN into a cell, a read past it
+ *     faults, a write outside it shows in the guard check;
+ *   - shared memory is filled with NaN before each run
+ *     (wb_dirty_shared_memory): a halo cell read but never loaded is NaN;
+ *   - the CPU keeps every step's grid, so that a result that is a step
+ *     behind, or one step's only, is recognised.
+ * Each failure names the pattern it recognises (never written, NaN at the
+ * tile's corners or edges, fixed cells updated, only the last partial tile,
+ * the step before, one step only, the second buffer never written, ...) and
+ * then the classic mistakes of the stage (handouts/10-stencil.md, "Classic
+ * mistakes").
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_stencil.h"
+#include "lab.h"
+#include "wb_test.h"
+
+WB_GPU_SUITE(stencil, .timeout = 120);
+
+/* d_b's bytes before a run: 3.39e38, a value no step of numbers in [0, 1)
+ * comes near and that is not NaN (NaN means a read of the guard zone or of
+ * shared memory never loaded). */
+#define SENTINEL_BYTE 0x7F
+/* Anything this large was never written or computed from a cell that was
+ * not. */
+#define UNWRITTEN_ABOVE 1e30
+
+/* A step makes each cell a convex combination of cells in [0, 1), rounded
+ * in float: after a few steps every cell is within a few float roundings of
+ * the exact value. Per cell (absolute) and over the whole grid (relative
+ * norm error). */
+#define CELL_TOLERANCE 1e-5
+#define TOLERANCE 1e-5
+
+typedef struct {
+    int nx, ny, nz;
+} grid;
+
+static size_t cells_of(grid g) { return (size_t)g.nx * g.ny * g.nz; }
+
+static const char *const classic_mistakes[STENCIL_STAGES] = {
+    "heat2d_naive: x from the x dimension (blockIdx.x * blockDim.x + threadIdx.x) and cell "
+    "(x, y) at y * nx + x (x and y swapped show on grids that are not square), the guard "
+    "x < nx && y < ny, fixed cells copied to out (not skipped, not updated), neighbours at "
+    "before()/after() (not x - 1, x + 1: those leave the grid or miss the wrap); run_steps: "
+    "each step reads the newest grid and writes the other buffer (never the one it reads), the "
+    "two swap after each step, and the buffer returned is the one written last",
+    "heat2d_tile: the cell at tile[ty + 1][tx + 1] (the halo shifts it by one), the halo of all "
+    "four edges loaded (tx == 0, tx == STENCIL_TILE_X - 1, ty == 0, ty == STENCIL_TILE_Y - 1), "
+    "and where the grid ends inside the tile the last thread inside it (x == nx - 1, "
+    "y == ny - 1) loading the halo beyond; no thread reads a corner of the tile (a 5-point "
+    "stencil needs none, and none is loaded); a missing __syncthreads() between the loads and "
+    "the reads (and none inside an if); threads past the grid load nothing",
+    "heat2d_march: south and center loaded before the loop, north in each row, the registers "
+    "rotated after each row (south = center, center = north), the rows from blockIdx.y * "
+    "STENCIL_ROWS to at most ny, the row's halo at both ends (and at x == nx - 1), a missing "
+    "__syncthreads() after storing the row or before the next row overwrites it; every thread "
+    "of the block runs the loop (the barriers are inside it)",
+    "heat3d_naive: z = blockIdx.z, cell (x, y, z) at (z * ny + y) * nx + x (x and y swapped "
+    "show on grids that are not square), down and up a whole plane (nx * ny) away, "
+    "is_fixed_3d (the faces z == 0 and z == nz - 1 are fixed too), neighbours at "
+    "before()/after()",
+    "heat3d_march: down, center and up loaded before the loop, the next plane's up (ahead) in "
+    "each plane, the registers rotated after each plane (down = center, center = up, up = "
+    "ahead), the planes from blockIdx.z * "
+    "STENCIL_PLANES to at most nz, the tile's halo of all four edges (and at x == nx - 1, "
+    "y == ny - 1) loaded from the current plane, a missing __syncthreads() after the tile is "
+    "stored or before the next plane overwrites it",
+};
+
+/* ---------------------------------------------------------- the CPU side */
+
+/* The grid after 0, 1, ..., steps steps: series[k], each cells_of(g). */
+static double **cpu_series(int dims, int boundary, grid g, const float *initial, int steps)
+{
+    size_t n = cells_of(g);
+    double **series = malloc(sizeof(double *) * (size_t)(steps + 1));
+    cr_assert(series, "out of host memory");
+    for (int k = 0; k <= steps; k++) {
+        series[k] = malloc(sizeof(double) * n);
+        cr_assert(series[k], "out of host memory for %zu cells", n);
+    }
+    for (size_t i = 0; i < n; i++)
+        series[0][i] = initial[i];
+    for (int k = 1; k <= steps; k++)
+        stencil_cpu_step(dims, boundary, g.nx, g.ny, g.nz, series[k - 1], series[k]);
+    return series;
+}
+
+static void free_series(double **series, int steps)
+{
+    for (int k = 0; k <= steps; k++)
+        free(series[k]);
+    free(series);
+}
+
+/* -------------------------------------------------------- the diagnosis */
+
+static bool cell_ok(float got, double expected)
+{
+    return fabs((double)got - expected) <= CELL_TOLERANCE;   /* false for NaN */
+}
+
+static bool grid_equals(const float *got, const double *expected, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!cell_ok(got[i], expected[i]))
+            return false;
+    return true;
+}
+
+static bool all_sentinel(const float *values, size_t n)
+{
+    float sentinel;
+    memset(&sentinel, SENTINEL_BYTE, sizeof sentinel);
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&values[i], &sentinel, sizeof sentinel) != 0)
+            return false;
+    return true;
+}
+
+/* How a stage cuts the grid: blocks of tile_x x tile_y cells (x and y of a
+ * plane), and for the marching stages the length of a march (rows in y,
+ * planes in z); 0 where the stage has none. */
+typedef struct {
+    int tile_x, tile_y, march_y, march_z;
+    bool halo;   /* the stage has a shared-memory halo (stages 1, 2, 4) */
+} geometry;
+
+static geometry geometry_of(int stage)
+{
+    switch (stage) {
+    case 1: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, 0, true};
+    case 2: return (geometry){STENCIL_ROW_THREADS, 0, STENCIL_ROWS, 0, true};
+    case 4: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, STENCIL_PLANES, true};
+    default: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, 0, false};
+    }
+}
+
+/* Where a cell lies on an axis cut into pieces of `piece` cells: on the
+ * first or last cell of its piece (or on the axis' last cell), and whether
+ * its piece is the last, partial one of several (in a grid smaller than
+ * one piece, every cell would be). */
+static bool on_piece_edge(int c, int n, int piece)
+{
+    return piece > 0 && (c % piece == 0 || c % piece == piece - 1 || c == n - 1);
+}
+
+static bool in_partial_piece(int c, int n, int piece)
+{
+    return piece > 0 && n > piece && n % piece != 0 && c >= n - n % piece;
+}
+
+/* The grid's last cell on an axis that ends inside a tile. */
+static bool on_cut_edge(int c, int n, int piece)
+{
+    return piece > 0 && n % piece != 0 && c == n - 1;
+}
+
+/* Every bad cell of a run, and what all of them (and all the NaN ones)
+ * have in common. */
+typedef struct {
+    size_t bad, unwritten, nan, first;
+    bool all_grid_edge, all_tile_edge, all_cut_edge, all_partial_tile, all_after_march_start;
+    bool nan_tile_corner, nan_tile_edge, nan_cut_edge;
+} census;
+
+static census count_bad_cells(int stage, grid g, const float *got, const double *expected)
+{
+    int dims = stencil_stage_dims(stage);
+    geometry t = geometry_of(stage);
+    census c = {0, 0, 0, 0, true, true, true, true, true, true, true, true};
+    size_t plane = (size_t)g.nx * g.ny, n = cells_of(g);
+    for (size_t i = 0; i < n; i++) {
+        if (cell_ok(got[i], expected[i]))
+            continue;
+        int x = (int)(i % g.nx), y = (int)(i % plane / g.nx), z = (int)(i / plane);
+        if (c.bad++ == 0)
+            c.first = i;
+        bool edge_x = on_piece_edge(x, g.nx, t.tile_x), edge_y = on_piece_edge(y, g.ny, t.tile_y);
+        bool tile_edge = t.halo && (edge_x || edge_y);
+        bool cut_edge =
+            t.halo && (on_cut_edge(x, g.nx, t.tile_x) || on_cut_edge(y, g.ny, t.tile_y));
+        c.all_grid_edge &= stencil_on_grid_edge(dims, g.nx, g.ny, g.nz, x, y, z);
+        c.all_tile_edge &= tile_edge;
+        c.all_cut_edge &= cut_edge;
+        c.all_partial_tile &= in_partial_piece(x, g.nx, t.tile_x) ||
+                              in_partial_piece(y, g.ny, t.tile_y ? t.tile_y : t.march_y) ||
+                              in_partial_piece(z, g.nz, t.march_z);
+        c.all_after_march_start &= (t.march_y && y % t.march_y != 0) ||
+                                   (t.march_z && z % t.march_z != 0);
+        if (isnan(got[i])) {
+            c.nan++;
+            c.nan_tile_corner &= t.halo && t.tile_y > 0 && edge_x && edge_y;
+            c.nan_tile_edge &= tile_edge;
+            c.nan_cut_edge &= cut_edge;
+        } else if (fabsf(got[i]) > UNWRITTEN_ABOVE) {
+            c.unwritten++;
+        }
+    }
+    return c;
+}
+
+/* What the wrong result looks like: one sentence naming the mistake. */
+static const char *diagnose(int stage, int boundary, int steps, size_t n, const census *c,
+                            const float *got, const float *other, bool returned_a,
+                            double *const *series)
+{
+    geometry t = geometry_of(stage);
+    if (c->unwritten)
+        return "cells were never written (they still hold the 3.39e38 that the second buffer "
+               "was filled with), or were computed from one that was: a thread that owns a cell "
+               "did not store it (the guard must be x < nx && y < ny, not stricter; fixed cells "
+               "are copied, not skipped), or x and y swapped (cell (x, y) is at y * nx + x, "
+               "with x along threadIdx.x)";
+    if (c->nan && c->nan_tile_corner && c->nan_cut_edge)
+        return "NaN at the corners of tiles, where the grid ends inside the tile: either the "
+               "halo beyond the grid's last column or row was never loaded (the last thread "
+               "inside the grid, x == nx - 1 or y == ny - 1, loads it: the tile's last thread "
+               "lies past the grid), or a corner of the halo was read, which a 5-point stencil "
+               "never needs and nobody loads. A larger grid tells the two apart";
+    if (c->nan && c->nan_tile_corner)
+        return "NaN at the corners of tiles: those cells read a corner of the halo, which a "
+               "5-point stencil never needs and nobody loads (shared memory was NaN before the "
+               "run): a neighbour's index off by one in both x and y, such as tile[ty][tx] "
+               "for the cell south of tile[ty + 1][tx + 1]";
+    if (c->nan && c->nan_cut_edge)
+        return "NaN on the grid's last column or row, where the grid ends inside a tile: the "
+               "halo beyond them was never loaded. In a tile cut by the grid's edge, the last "
+               "thread inside the grid (x == nx - 1, y == ny - 1) loads it, since the tile's "
+               "last thread lies past the grid";
+    if (c->nan && c->nan_tile_edge)
+        return "NaN on the edges of tiles only: a halo not loaded. Those cells read a halo "
+               "cell of shared memory that no thread stored (it was NaN before the run): each "
+               "of the four edges (x - 1, x + 1, y - 1, y + 1) needs its halo";
+    if (c->nan)
+        return "NaN cells: a read of shared memory never stored (a halo not loaded, a missing "
+               "__syncthreads() after the tile load) or of the guard zone before the grid (an "
+               "index below 0: a neighbour at x - 1 instead of before())";
+    if (grid_equals(got, series[0], n))
+        return "the result is the grid before the first step: nothing was computed, or "
+               "run_steps returned the buffer the last step read instead of the one it wrote";
+    if (returned_a && all_sentinel(other, n))
+        return "the second buffer was never written: the steps update one grid in place "
+               "(without ping-pong), so cells read neighbours that this step already changed. "
+               "A Jacobi step reads one buffer and writes the other";
+    if (grid_equals(got, series[steps - 1], n) && grid_equals(other, series[steps], n))
+        return "the result is the grid of the step before the last, and the other buffer holds "
+               "the last: run_steps returned the buffer the last step read, not the one it wrote";
+    if (steps > 1 && grid_equals(got, series[1], n) && grid_equals(other, series[0], n))
+        return "the result is one step's: the buffers were not swapped between steps "
+               "(ping-pong), so every step read the starting grid";
+    if (boundary == STENCIL_DIRICHLET && c->all_grid_edge && c->all_after_march_start)
+        return "only fixed cells, and only after the first row or plane of a march, are wrong: "
+               "either boundary cells were updated (the Dirichlet cells of the outer layer are "
+               "copied unchanged), or the registers are not rotated before the next row or "
+               "plane, so that a fixed cell copies a stale center (south = center, center = "
+               "north; down = center, center = up, up = ahead). A larger grid tells the two "
+               "apart";
+    if (boundary == STENCIL_DIRICHLET && c->all_grid_edge)
+        return "boundary cells were updated: with Dirichlet boundaries the cells of the outer "
+               "layer are fixed (is_fixed_2d, is_fixed_3d) and are copied unchanged";
+    if (c->all_cut_edge)
+        return "only cells on the grid's last column or row are wrong, where the grid ends "
+               "inside a tile: the halo beyond them was not loaded (the last thread inside the "
+               "grid, x == nx - 1 or y == ny - 1, loads it: the tile's last thread lies past the "
+               "grid) or not from the cell after() gives";
+    if (boundary == STENCIL_PERIODIC && c->all_grid_edge)
+        return "only cells on the grid's edge are wrong: on a periodic grid the neighbour "
+               "across the edge is the cell on the opposite edge (before() and after() wrap "
+               "around; x - 1 and x + 1 do not)";
+    if (c->all_partial_tile)
+        return "only cells of the last, partial tile are wrong: the grid is no multiple of the "
+               "tile (or of the march), and that tile's bounds, loads or halo are off";
+    if (t.halo && c->all_tile_edge)
+        return "only cells on the edges of tiles are wrong: a halo not loaded (shared memory "
+               "held leftovers there), or loaded from the wrong cell or into the wrong place "
+               "(west at tile[ty + 1][0], east at tile[ty + 1][tx + 2], south at tile[0][tx + 1], "
+               "north at tile[ty + 2][tx + 1])";
+    if (c->all_after_march_start)
+        return "the first row or plane of each march is right and the later ones wrong: the "
+               "registers are not rotated before the next row or plane (south = center, "
+               "center = north; down = center, center = up, up = ahead), or the next one is "
+               "loaded from the wrong place";
+    return "cells are off by more than float rounding allows";
+}
+
+/* -------------------------------------------------------------- the runs */
+
+/* Runs `steps` steps of `stage` from `initial` and checks the result and
+ * both buffers against the CPU's series. */
+static void check_run(int stage, int boundary, grid g, int steps, const float *initial,
+                      double *const *series, float *d_a, float *d_b)
+{
+    char label[200], what[240];
+    snprintf(label, sizeof label, "stage %d, %s, %d x %d x %d, %d step(s)", stage,
+             stencil_boundary_name(boundary), g.nx, g.ny, g.nz, steps);
+    snprintf(what, sizeof what, "stage %d (%s), %s boundaries, grid %d x %d x %d, %d step(s)",
+             stage, stencil_stage_name(stage), stencil_boundary_name(boundary), g.nx, g.ny, g.nz,
+             steps);
+    size_t n = cells_of(g), bytes = sizeof(float) * n;
+    float *got = malloc(bytes), *other = malloc(bytes);
+    cr_assert(got && other, "out of host memory for %s", what);
+
+    CUDA_CHECK(cudaMemcpy(d_a, initial, bytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(d_b, SENTINEL_BYTE, bytes));
+    wb_dirty_shared_memory();   /* a halo cell read but never loaded is NaN */
+    const float *result = stencil_run(stage, boundary, d_a, d_b, g.nx, g.ny, g.nz, steps);
+
+    char observed[280];
+    snprintf(observed, sizeof observed, "%s: the buffer returned (0: d_a, 1: d_b)", label);
+    int which = wb_observe_int(observed, result == d_a ? 0 : result == d_b ? 1 : -1);
+    cr_assert(which == 0 || which == 1,
+              "%s: stencil_run returned a pointer that is neither d_a nor d_b: run_steps must "
+              "return the buffer that holds the last step's grid " WB_SEED_HINT, what, wb_seed());
+    snprintf(observed, sizeof observed, "%s: the grid returned", label);
+    wb_fetch(got, which == 0 ? d_a : d_b, bytes, observed);
+    snprintf(observed, sizeof observed, "%s: the other buffer", label);
+    wb_fetch(other, which == 0 ? d_b : d_a, bytes, observed);
+    snprintf(observed, sizeof observed, "%s: d_a (is every store inside the grid?)", label);
+    wb_guarded_check(d_a, observed);
+    snprintf(observed, sizeof observed, "%s: d_b (is every store inside the grid?)", label);
+    wb_guarded_check(d_b, observed);
+
+    census c = count_bad_cells(stage, g, got, series[steps]);
+    if (c.bad) {
+        int x = (int)(c.first % g.nx), y = (int)(c.first / g.nx % g.ny),
+            z = (int)(c.first / ((size_t)g.nx * g.ny));
+        const char *pattern =
+            diagnose(stage, boundary, steps, n, &c, got, other, which == 0, series);
+        cr_assert_fail("%s: %zu of %zu cells wrong (%zu NaN, %zu never written); the first at "
+                       "(x, y, z) = (%d, %d, %d): %g, expected %g. %s. Classic mistakes at this "
+                       "stage: %s " WB_SEED_HINT,
+                       what, c.bad, n, c.nan, c.unwritten, x, y, z, (double)got[c.first],
+                       series[steps][c.first], pattern, classic_mistakes[stage], wb_seed());
+    }
+    wb_assert_rel_error_below(got, series[steps], n, TOLERANCE, what);
+    free(got);
+    free(other);
+}
+
+/* Every step count of `steps` (in this order, the fewest first: the first
+ * failure shows the mistake before later steps smear it) on one grid and
+ * one boundary condition. */
+static void check_grid(int stage, int boundary, grid g, const int *steps, size_t count)
+{
+    int most = 0;
+    for (size_t k = 0; k < count; k++)
+        most = steps[k] > most ? steps[k] : most;
+    size_t n = cells_of(g);
+    float *initial = malloc(sizeof(float) * n);
+    cr_assert(initial, "out of host memory");
+    char stream[160];
+    snprintf(stream, sizeof stream, "stencil %d x %d x %d, %s", g.nx, g.ny, g.nz,
+             stencil_boundary_name(boundary));
+    wb_rng rng = wb_rng_for(stream);
+    wb_fill_floats(initial, n, 0.0f, 1.0f, &rng);
+    double **series = cpu_series(stencil_stage_dims(stage), boundary, g, initial, most);
+    float *d_a = wb_guarded_malloc(sizeof(float) * n), *d_b = wb_guarded_malloc(sizeof(float) * n);
+    for (size_t k = 0; k < count; k++)
+        check_run(stage, boundary, g, steps[k], initial, series, d_a, d_b);
+    wb_guarded_free(d_a);
+    wb_guarded_free(d_b);
+    free_series(series, most);
+    free(initial);
+}
+
+/* Grids that are odd and not square and cut every tile: a single cell, a
+ * single row or column, a tile (32 x 8) plus one, stage 2's row of 256
+ * threads plus one and its march of 64 rows plus a few, primes. */
+static const grid grids_2d[] = {
+    {1, 1, 1},   {1, 9, 1},   {9, 1, 1},    {2, 3, 1},     {3, 2, 1},
+    {5, 7, 1},   {31, 9, 1},  {33, 7, 1},   {7, 33, 1},    {65, 17, 1},
+    {257, 3, 1}, {3, 130, 1}, {100, 66, 1}, {513, 67, 1},  {1001, 263, 1},
+};
+/* The same in 3D, stage 4's march of 64 planes plus one or a few too. */
+static const grid grids_3d[] = {
+    {1, 1, 1},  {2, 3, 4},  {3, 2, 1},   {5, 7, 3},    {33, 9, 2},
+    {31, 17, 5}, {9, 7, 65}, {65, 3, 66}, {7, 33, 130}, {40, 10, 131},
+};
+static const int few_steps[] = {1, 2, 5};
+
+static void check_grids(int stage, int boundary)
+{
+    bool flat = stencil_stage_dims(stage) == 2;
+    const grid *grids = flat ? grids_2d : grids_3d;
+    size_t count =
+        flat ? sizeof grids_2d / sizeof grids_2d[0] : sizeof grids_3d / sizeof grids_3d[0];
+    for (size_t i = 0; i < count; i++)
+        check_grid(stage, boundary, grids[i], few_steps, sizeof few_steps / sizeof few_steps[0]);
+}
+
+/* About a million cells in 2D and in 3D, cutting every tile and march:
+ * thousands of blocks for stages 0, 1 and 3 (a race has its chances), a
+ * hundred for the marching stages, whose blocks cover 64 rows or planes.
+ * Under compute-sanitizer some fifty times fewer: the tools check the
+ * pattern, not the count. */
+static void check_large(int stage)
+{
+    static const int steps[] = {1, 4};
+    bool flat = stencil_stage_dims(stage) == 2, tools = wb_under_sanitizer();
+    grid g = flat ? (tools ? (grid){259, 71, 1} : (grid){1031, 1029, 1})
+                  : (tools ? (grid){35, 11, 67} : (grid){131, 67, 133});
+    for (int boundary = 0; boundary < STENCIL_BOUNDARIES; boundary++)
+        check_grid(stage, boundary, g, steps, sizeof steps / sizeof steps[0]);
+}
+
+/* Three tests per stage, named stageN_... so that the tools map them. */
+Test(stencil, stage0_dirichlet) { check_grids(0, STENCIL_DIRICHLET); }
+Test(stencil, stage0_periodic) { check_grids(0, STENCIL_PERIODIC); }
+Test(stencil, stage0_large) { check_large(0); }
+Test(stencil, stage1_dirichlet) { check_grids(1, STENCIL_DIRICHLET); }
+Test(stencil, stage1_periodic) { check_grids(1, STENCIL_PERIODIC); }
+Test(stencil, stage1_large) { check_large(1); }
+Test(stencil, stage2_dirichlet) { check_grids(2, STENCIL_DIRICHLET); }
+Test(stencil, stage2_periodic) { check_grids(2, STENCIL_PERIODIC); }
+Test(stencil, stage2_large) { check_large(2); }
+Test(stencil, stage3_dirichlet) { check_grids(3, STENCIL_DIRICHLET); }
+Test(stencil, stage3_periodic) { check_grids(3, STENCIL_PERIODIC); }
+Test(stencil, stage3_large) { check_large(3); }
+Test(stencil, stage4_dirichlet) { check_grids(4, STENCIL_DIRICHLET); }
+Test(stencil, stage4_periodic) { check_grids(4, STENCIL_PERIODIC); }
+Test(stencil, stage4_large) { check_large(4); }
+
+/* ---------------------------------------------------------- source rules */
+
+/* A missing barrier in a tile often gives right answers on one GPU: the
+ * warps of a block happen to run close together (handouts/10-stencil.md,
+ * "Classic mistakes"; racecheck sees it). These tests read kernels.cu
+ * (wb_test.h, "source rules") and need no GPU. */
+WB_SOURCE_SUITE(stencil_source);
+
+WB_SOURCE_RULES_TEST(stencil_source, stage1_barriers,
+    {"heat2d_tile", .barriers = 1,
+     .why = "a __syncthreads() between storing the tile and reading it: without it a thread "
+            "may read a neighbour or halo cell that another warp has not stored yet (the "
+            "missing __syncthreads after the tile load)"})
+WB_SOURCE_RULES_TEST(stencil_source, stage2_barriers,
+    {"heat2d_march", .barriers = 2,
+     .why = "two __syncthreads() per row: after the row is stored, before a neighbour is read, "
+            "and after it is used, before the next row overwrites it"})
+WB_SOURCE_RULES_TEST(stencil_source, stage4_barriers,
+    {"heat3d_march", .barriers = 2,
+     .why = "two __syncthreads() per plane: after the tile is stored, before a neighbour is "
+            "read, and after it is used, before the next plane overwrites it"})
+
+/* ------------------------------------------- the given argument checks */
+
+/* stencil_run must refuse bad arguments through wb_fail (given host code:
+ * a failure here means it was changed, restore it). */
+#define expect_refusal(what, about, stage, boundary, a, b, nx, ny, nz, steps) \
+    wb_expect_error(what, about, stencil_run(stage, boundary, a, b, nx, ny, nz, steps))
+
+Test(stencil, given_argument_checks,
+     .description = "the given stencil_run refuses stages, boundaries, sizes and buffers it "
+                    "cannot step")
+{
+    float *a = wb_guarded_malloc(64 * sizeof(float)), *b = wb_guarded_malloc(64 * sizeof(float));
+    const int D = STENCIL_DIRICHLET;
+    expect_refusal("stage -1", "does not exist", -1, D, a, b, 4, 4, 1, 1);
+    expect_refusal("stage 5", "does not exist", STENCIL_STAGES, D, a, b, 4, 4, 1, 1);
+    expect_refusal("boundary 2", "does not exist", 0, STENCIL_BOUNDARIES, a, b, 4, 4, 1, 1);
+    expect_refusal("nx = 0", "at least 1", 0, D, a, b, 0, 4, 1, 1);
+    expect_refusal("ny = -1", "at least 1", 3, D, a, b, 4, -1, 1, 1);
+    expect_refusal("nz = 0", "at least 1", 3, D, a, b, 4, 4, 0, 1);
+    expect_refusal("a 2D stage with nz = 2", "nz = 1", 1, D, a, b, 4, 4, 2, 1);
+    expect_refusal("65536 x 65536 cells", "2^31", 3, D, a, b, 65536, 65536, 1, 1);
+    expect_refusal("a grid 524288 rows long", "65535", 0, D, a, b, 1, 524288, 1, 1);
+    expect_refusal("d_a NULL", "NULL", 0, D, NULL, b, 4, 4, 1, 1);
+    expect_refusal("d_b NULL", "NULL", 0, D, a, NULL, 4, 4, 1, 1);
+    expect_refusal("d_a == d_b", "same buffer", 0, D, a, a, 4, 4, 1, 1);
+    expect_refusal("steps = -1", "negative", 0, D, a, b, 4, 4, 1, -1);
+    /* Accepted: 0 steps leave the grid where it is, in d_a. */
+    for (int stage = 0; stage < STENCIL_STAGES; stage++) {
+        char what[96];
+        snprintf(what, sizeof what, "stencil_run(stage %d, 0 steps): the buffer returned", stage);
+        const float *result = stencil_run(stage, STENCIL_PERIODIC, a, b, 4, 4, 1, 0);
+        int is_a = wb_observe_int(what, result == a);
+        cr_assert(is_a, "%s is not d_a: the given code returns d_a after 0 steps (restore it)",
+                  what);
+    }
+    /* Every stage and boundary condition has its name, and only those do. */
+    for (int stage = -1; stage <= STENCIL_STAGES; stage++) {
+        bool valid = stage >= 0 && stage < STENCIL_STAGES;
+        cr_assert((strcmp(stencil_stage_name(stage), "no such stage") != 0) == valid &&
+                      (stencil_stage_dims(stage) != 0) == valid,
+                  "stencil_stage_name(%d) = \"%s\", stencil_stage_dims(%d) = %d: the given code "
+                  "names stages 0 to %d (restore it)", stage, stencil_stage_name(stage), stage,
+                  stencil_stage_dims(stage), STENCIL_STAGES - 1);
+    }
+    cr_assert(strcmp(stencil_boundary_name(STENCIL_BOUNDARIES), "no such boundary condition") == 0,
+              "stencil_boundary_name(%d): the given code names only the boundary conditions "
+              "that exist (restore it)", STENCIL_BOUNDARIES);
+    wb_guarded_free(a);
+    wb_guarded_free(b);
+}
+
+/* ----------------------------------------------------------------- timing */
+
+typedef struct {
+    int stage, nx, ny, nz;
+    float *a, *b;
+} timed_run;
+
+#define TIMED_STEPS 10
+
+static void run_timed(void *context)
+{
+    timed_run *t = context;
+    stencil_run(t->stage, STENCIL_DIRICHLET, t->a, t->b, t->nx, t->ny, t->nz, TIMED_STEPS);
+}
+
+Test(stencil, timing_stages,
+     .description = "every stage, 10 steps of a 4096^2 (2D) or 256^3 (3D) grid, Dirichlet")
+{
+    /* 64 MiB per buffer, beyond the H100's 50 MB L2, two buffers in turn:
+     * the time is DRAM's. Stage 4, the end of the ladder, is timed first:
+     * that time is the lab's performance grade; the others complete the
+     * table. Every step must read the grid once and write it once: that is
+     * the work the grader's floor is computed from, and the effective
+     * bandwidth's bytes. bench.c has the full tables, at 8192^2 and 512^3. */
+    const int side_2d = 4096, side_3d = 256;
+    const size_t cells = (size_t)side_2d * side_2d;   /* = 256^3 */
+    const double bytes = 2.0 * sizeof(float) * (double)cells * TIMED_STEPS;
+    timed_run t = {0, 0, 0, 0, NULL, NULL};
+    float *host = malloc(sizeof(float) * cells);
+    cr_assert(host, "out of host memory");
+    wb_rng rng = wb_rng_for("stencil timing");
+    wb_fill_floats(host, cells, 0.0f, 1.0f, &rng);
+    CUDA_CHECK(cudaMalloc((void **)&t.a, sizeof(float) * cells));
+    CUDA_CHECK(cudaMalloc((void **)&t.b, sizeof(float) * cells));
+    CUDA_CHECK(cudaMemcpy(t.a, host, sizeof(float) * cells, cudaMemcpyHostToDevice));
+    free(host);
+    wb_timing times[STENCIL_STAGES];
+    for (int k = 0; k < STENCIL_STAGES; k++) {
+        char what[96];
+        t.stage = (STENCIL_STAGES - 1 + k) % STENCIL_STAGES;   /* 4, 0, 1, 2, 3 */
+        bool flat = stencil_stage_dims(t.stage) == 2;
+        t.nx = t.ny = flat ? side_2d : side_3d;
+        t.nz = flat ? 1 : side_3d;
+        snprintf(what, sizeof what, "stage %d, %d steps, Dirichlet", t.stage, TIMED_STEPS);
+        times[t.stage] = wb_observe_timing(what, wb_time_gpu(run_timed, &t, 2, 10), bytes, 0.0);
+    }
+    double copy = wb_copy_bandwidth_gbps();
+    wb_table *table = wb_table_new("stencil", "stencil, 4096^2 (2D) and 256^3 (3D) floats, "
+                                   "Dirichlet, median of 10 runs of 10 steps; GB/s = one read "
+                                   "and one write of the grid per step",
+                                   "stage|kernel|ms per step|GB/s|% of copy");
+    for (int stage = 0; stage < STENCIL_STAGES; stage++) {
+        double ms = times[stage].median_ms / TIMED_STEPS;
+        double gbps = wb_gbps(2.0 * sizeof(float) * (double)cells, ms);
+        wb_table_row(table, "%d|%s|%.4f|%.0f|%.1f", stage, stencil_stage_name(stage), ms, gbps,
+                     100.0 * gbps / copy);
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    CUDA_CHECK(cudaFree(t.a));
+    CUDA_CHECK(cudaFree(t.b));
+}

@@ -1,0 +1,213 @@
+/*
+ * Lab 10: stencils, from the naive kernel to marching planes. Read
+ * handouts/10-stencil.md first.
+ *
+ *   0  2D, naive: each thread reads its five cells from global memory; the
+ *      time loop swaps two buffers (ping-pong)
+ *   1  2D, shared tile with halo: a block loads its tile and a one-cell
+ *      rim around it once, then every thread reads shared memory
+ *   2  2D, marching rows: a block is one row of threads that walks down
+ *      the grid, the cells above and below kept in registers
+ *   3  3D, naive: stage 0 with a third axis, seven cells per thread
+ *   4  3D, marching planes (2.5D): stage 1's tile for the plane, stage 2's
+ *      registers for the axis it walks along (z)
+ *
+ * Each stage is a small change from the one before; the TODOs are numbered
+ * in the order of the stages. The boundary helpers (before, after,
+ * is_fixed_2d, is_fixed_3d), the arithmetic of a step (heat_2d, heat_3d),
+ * each stage's grid (launch_step) and the argument checks are given in
+ * given.cuh, included at the top. Check a stage with
+ *     meson test -C build --suite stencil-student --print-errorlogs
+ * (tests stageN_...), time them with `build/stencil-bench-student`, and ask
+ * for a hint with `grading/workbook hint stencil 1`.
+ */
+#include "lab.h"
+#include "workbook.h"
+
+// Given, the same for every stage and both sides.
+#include "given.cuh"
+
+/* Stage 0: one thread per cell, every value straight from global memory.
+ * Each cell is read five times, by itself and by its four neighbours; the
+ * caches catch most of the repeats. */
+__global__ void heat2d_naive(const float *in, float *out, int nx, int ny, int boundary)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= nx || y >= ny)
+        return;
+    int row = y * nx;
+    if (is_fixed_2d(boundary, x, y, nx, ny)) {
+        out[row + x] = in[row + x];   // copied: the other buffer needs it too
+        return;
+    }
+    out[row + x] = heat_2d(in[row + x], in[row + before(x, nx, boundary)],
+                           in[row + after(x, nx, boundary)], in[before(y, ny, boundary) * nx + x],
+                           in[after(y, ny, boundary) * nx + x]);
+}
+
+/* The time loop of every stage: each step reads the grid the step before
+ * wrote and writes the other buffer, then the two swap roles. */
+static const float *run_steps(int stage, int boundary, float *a, float *b, int nx, int ny, int nz,
+                              int steps)
+{
+    for (int step = 0; step < steps; step++) {
+        launch_step(stage, boundary, a, b, nx, ny, nz);
+        float *newest = b;
+        b = a;
+        a = newest;
+    }
+    return a;
+}
+
+/* Stage 1: the block's 32 x 8 cells and a rim of one cell around them (the
+ * halo) in shared memory, loaded once; the five reads per cell then come
+ * from there. A 5-point stencil needs the four edges of the rim, never its
+ * corners, so nobody loads those. */
+__global__ void heat2d_tile(const float *in, float *out, int nx, int ny, int boundary)
+{
+    __shared__ float tile[STENCIL_TILE_Y + 2][STENCIL_TILE_X + 2];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int x = blockIdx.x * STENCIL_TILE_X + tx, y = blockIdx.y * STENCIL_TILE_Y + ty;
+    bool inside = x < nx && y < ny;
+    if (inside) {
+        int row = y * nx;
+        tile[ty + 1][tx + 1] = in[row + x];
+        // The threads on the tile's edges load the halo beyond them. Where
+        // the grid ends inside the tile, the last thread inside the grid
+        // does: the threads past it load nothing.
+        if (tx == 0)
+            tile[ty + 1][0] = in[row + before(x, nx, boundary)];
+        if (tx == STENCIL_TILE_X - 1 || x == nx - 1)
+            tile[ty + 1][tx + 2] = in[row + after(x, nx, boundary)];
+        if (ty == 0)
+            tile[0][tx + 1] = in[before(y, ny, boundary) * nx + x];
+        if (ty == STENCIL_TILE_Y - 1 || y == ny - 1)
+            tile[ty + 2][tx + 1] = in[after(y, ny, boundary) * nx + x];
+    }
+    // Every thread, inside the grid or not: the whole tile is loaded before
+    // anyone reads a neighbour that another warp loaded.
+    __syncthreads();
+    if (!inside)
+        return;
+    float center = tile[ty + 1][tx + 1];
+    out[y * nx + x] = is_fixed_2d(boundary, x, y, nx, ny)
+                          ? center
+                          : heat_2d(center, tile[ty + 1][tx], tile[ty + 1][tx + 2],
+                                    tile[ty][tx + 1], tile[ty + 2][tx + 1]);
+}
+
+/* Stage 2: a block is one row of 256 threads that walks down STENCIL_ROWS
+ * rows of the grid. A thread keeps its column's cells south, center and
+ * north in registers: each step loads one new cell (the next north) where
+ * stage 1 loaded a tile and a halo. West and east belong to other threads,
+ * so the current row goes through shared memory, with a halo cell at each
+ * end. */
+__global__ void heat2d_march(const float *in, float *out, int nx, int ny, int boundary)
+{
+    __shared__ float row[STENCIL_ROW_THREADS + 2];
+    int tx = threadIdx.x, x = blockIdx.x * STENCIL_ROW_THREADS + tx;
+    int y_first = blockIdx.y * STENCIL_ROWS, y_end = min(y_first + STENCIL_ROWS, ny);
+    bool inside = x < nx;
+    float south = 0.0f, center = 0.0f;
+    if (inside) {
+        south = in[before(y_first, ny, boundary) * nx + x];
+        center = in[y_first * nx + x];
+    }
+    for (int y = y_first; y < y_end; y++) {
+        float north = 0.0f;
+        if (inside) {
+            north = in[after(y, ny, boundary) * nx + x];
+            row[tx + 1] = center;
+            if (tx == 0)
+                row[0] = in[y * nx + before(x, nx, boundary)];
+            if (tx == STENCIL_ROW_THREADS - 1 || x == nx - 1)
+                row[tx + 2] = in[y * nx + after(x, nx, boundary)];
+        }
+        __syncthreads();   // the row and its halo are complete
+        if (inside)
+            out[y * nx + x] = is_fixed_2d(boundary, x, y, nx, ny)
+                                  ? center
+                                  : heat_2d(center, row[tx], row[tx + 2], south, north);
+        __syncthreads();   // every thread has read the row before the next overwrites it
+        // One row down: the registers move along with it.
+        south = center;
+        center = north;
+    }
+}
+
+/* Stage 3: stage 0 in 3D. The grid has one layer of 32 x 8 blocks per
+ * plane: z is blockIdx.z. The neighbours down and up are a whole plane
+ * (nx * ny floats) away. */
+__global__ void heat3d_naive(const float *in, float *out, int nx, int ny, int nz, int boundary)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    int z = blockIdx.z;
+    if (x >= nx || y >= ny)
+        return;
+    int plane = nx * ny, row = z * plane + y * nx;
+    if (is_fixed_3d(boundary, x, y, z, nx, ny, nz)) {
+        out[row + x] = in[row + x];
+        return;
+    }
+    out[row + x] = heat_3d(in[row + x], in[row + before(x, nx, boundary)],
+                           in[row + after(x, nx, boundary)],
+                           in[z * plane + before(y, ny, boundary) * nx + x],
+                           in[z * plane + after(y, ny, boundary) * nx + x],
+                           in[before(z, nz, boundary) * plane + y * nx + x],
+                           in[after(z, nz, boundary) * plane + y * nx + x]);
+}
+
+/* Stage 4, marching planes: a 32 x 8 block walks up STENCIL_PLANES planes.
+ * Each thread keeps its column's down, center and up in registers (stage 2
+ * in z); the plane's tile and halo are in shared memory (stage 1 in x and
+ * y). Per plane a thread loads one new cell of its column and, on the
+ * tile's edge, a halo cell: about 1.3 loads per cell instead of stage 3's
+ * seven. The new cell is the one two planes ahead, loaded a plane before
+ * it is needed: its wait for DRAM overlaps this plane's barriers and
+ * arithmetic instead of stalling every plane. */
+__global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz, int boundary)
+{
+    __shared__ float tile[STENCIL_TILE_Y + 2][STENCIL_TILE_X + 2];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int x = blockIdx.x * STENCIL_TILE_X + tx, y = blockIdx.y * STENCIL_TILE_Y + ty;
+    int z_first = blockIdx.z * STENCIL_PLANES, z_end = min(z_first + STENCIL_PLANES, nz);
+    int plane = nx * ny, column = y * nx + x;
+    bool inside = x < nx && y < ny;
+    float down = 0.0f, center = 0.0f, up = 0.0f;
+    if (inside) {
+        down = in[before(z_first, nz, boundary) * plane + column];
+        center = in[z_first * plane + column];
+        up = in[after(z_first, nz, boundary) * plane + column];
+    }
+    for (int z = z_first; z < z_end; z++) {
+        float ahead = 0.0f;   // up of the next plane
+        if (inside) {
+            if (z + 1 < z_end)
+                ahead = in[after(z + 1, nz, boundary) * plane + column];
+            int row = z * plane + y * nx;
+            tile[ty + 1][tx + 1] = center;
+            if (tx == 0)
+                tile[ty + 1][0] = in[row + before(x, nx, boundary)];
+            if (tx == STENCIL_TILE_X - 1 || x == nx - 1)
+                tile[ty + 1][tx + 2] = in[row + after(x, nx, boundary)];
+            if (ty == 0)
+                tile[0][tx + 1] = in[z * plane + before(y, ny, boundary) * nx + x];
+            if (ty == STENCIL_TILE_Y - 1 || y == ny - 1)
+                tile[ty + 2][tx + 1] = in[z * plane + after(y, ny, boundary) * nx + x];
+        }
+        __syncthreads();   // the plane's tile and halo are complete
+        if (inside)
+            out[z * plane + column] =
+                is_fixed_3d(boundary, x, y, z, nx, ny, nz)
+                    ? center
+                    : heat_3d(center, tile[ty + 1][tx], tile[ty + 1][tx + 2], tile[ty][tx + 1],
+                              tile[ty + 2][tx + 1], down, up);
+        __syncthreads();   // every thread has read the tile before the next plane overwrites it
+        // One plane up: the registers move along with it.
+        down = center;
+        center = up;
+        up = ahead;
+    }
+}
