@@ -91,7 +91,7 @@ __global__ void matmul_stage3(const float *A, const float *B, float *C, int m, i
  * from cudaMalloc) the four are 16-byte aligned and all inside or all
  * outside: one float4 load instead of four. Other widths load one float at
  * a time. */
-static __device__ float4 load_float4(const float *M, int rows, int cols, int row, int col)
+__device__ float4 load_float4(const float *M, int rows, int cols, int row, int col)
 {
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (row >= rows || col >= cols)
