@@ -32,11 +32,14 @@ typedef struct {
 
 /* Every tile of every stage is cut: 16, 32 and 64 (stages 0-4) and the K
  * steps 16 and 8 (stages 4, 5). k = 0 makes C all zeros; m or n = 0 is an
- * empty C and must launch nothing. */
+ * empty C and must launch nothing. k and n multiples of 4 but not of the
+ * tiles (65 x 68 x 36, 200 x 132 x 20) take stage 4's float4 loads to the
+ * edges; odd k or n take its one-float-at-a-time loads. */
 static const shape any_sizes[] = {
     {1, 1, 1},     {3, 5, 0},     {0, 5, 7},     {5, 0, 7},     {15, 17, 31},
     {33, 31, 65},  {63, 65, 17},  {61, 67, 71},  {1, 129, 33},  {129, 1, 257},
-    {127, 95, 1},  {257, 191, 129}, {1000, 1, 1000}, {512, 384, 257},
+    {127, 95, 1},  {257, 191, 129}, {1000, 1, 1000}, {512, 384, 257}, {65, 68, 36},
+    {200, 132, 20},
 };
 
 /* The product in double, and beside it the sum of |a| |b| over each dot
@@ -187,6 +190,17 @@ Test(matmul, stage5_tuned)
     check_shapes(5, 0, ANY_SIZES);
 }
 
+/* Stage 6 takes whole 128 x 128 x 16 tiles only (matmul() refuses other
+ * sizes): one tile, k = 16 (the second buffer never used) and k = 0, m, n
+ * and k all different, the bench's 2048 x 6144 x 1536 scaled down by 8 and
+ * by 16, and a long k (64 tiles: both buffers refilled many times). */
+Test(matmul, stage6_warp_tiles)
+{
+    const shape whole[] = {{128, 128, 16}, {128, 128, 32},  {384, 256, 48},  {256, 384, 0},
+                           {256, 768, 192}, {128, 384, 96}, {128, 256, 1024}};
+    check_shapes(6, 0, whole, sizeof whole / sizeof whole[0]);
+}
+
 /* The given matmul() refuses bad arguments through wb_fail. */
 static void expect_error(int stage, int tile_width, shape s, const char *about)
 {
@@ -244,6 +258,13 @@ WB_SOURCE_RULES_TEST(matmul_source, stage4_barriers,
                      {"matmul_stage4", .barriers = 2, .why = TILE_BARRIERS})
 WB_SOURCE_RULES_TEST(matmul_source, stage5_barriers,
                      {"matmul_stage5", .barriers = 2, .why = TILE_BARRIERS})
+/* Stages 5 and 6 have one barrier before the loop and one per tile: the
+ * second orders both the stores into the buffer just filled (read after
+ * write) and the reads of the other one (write after read). */
+WB_SOURCE_RULES_TEST(matmul_source, stage6_barriers,
+                     {"matmul_stage6", .barriers = 2,
+                      .why = "one barrier after the first tile is stored and one after each "
+                             "next tile is stored into the other buffer"})
 
 Test(matmul, given_refuses_bad_arguments, .description = "the given matmul() refuses bad input")
 {
@@ -254,7 +275,10 @@ Test(matmul, given_refuses_bad_arguments, .description = "the given matmul() ref
     expect_error(2, 16, (shape){8, 16, 16}, "multiples of tile_width");
     expect_error(2, 16, (shape){16, 8, 16}, "multiples of tile_width");
     expect_error(2, 16, (shape){16, 16, 8}, "multiples of tile_width");
-    expect_error(6, 0, (shape){4, 4, 4}, "no stage 6");
+    expect_error(7, 0, (shape){4, 4, 4}, "no stage 7");
+    expect_error(6, 0, (shape){128, 128, 8}, "stage 6 needs");
+    expect_error(6, 0, (shape){64, 128, 16}, "stage 6 needs");
+    expect_error(6, 0, (shape){128, 192, 16}, "stage 6 needs");
     expect_error(-1, 0, (shape){4, 4, 4}, "no stage -1");
     expect_error(2, 8, (shape){16, 16, 16}, "tile_width 16 or 32");
     /* On the bounds: sizes of 0 (none negative), both tile widths of stages
@@ -268,6 +292,16 @@ Test(matmul, given_refuses_bad_arguments, .description = "the given matmul() ref
     expect_accepted(2, 16, (shape){0, 16, 16});
     expect_accepted(2, 32, (shape){32, 0, 32});
     expect_accepted(1, 8, (shape){0, 4, 4});
+    expect_accepted(6, 0, (shape){0, 128, 16});
+    expect_accepted(6, 0, (shape){128, 0, 0});
+    /* Stages 4 to 6 move float4: a pointer off by one float is refused. */
+    float *buffer = wb_guarded_malloc(65 * sizeof(float));
+    for (int stage = 4; stage <= 6; stage++)
+        wb_expect_error("matmul with A one float past a 16-byte boundary", "16-byte aligned",
+                        matmul(stage, 0, buffer + 1, buffer, buffer, 0, 128, 16));
+    wb_expect_error("matmul(stage 6) with C one float past a 16-byte boundary",
+                    "16-byte aligned", matmul(6, 0, buffer, buffer, buffer + 1, 0, 128, 16));
+    wb_guarded_free(buffer);
 }
 
 Test(matmul, timing_1024, .description = "each stage at 1024^3 next to cuBLAS")
@@ -293,7 +327,7 @@ Test(matmul, timing_1024, .description = "each stage at 1024^3 next to cuBLAS")
      * one the grade uses. The work of one run is 2 m n k flops, which the
      * grader turns into the least time this GPU can take for it. */
     const double flops = 2.0 * size * size * size;
-    const int stages[] = {-1, 4, 0, 1, 2, 3, 5};
+    const int stages[] = {-1, 4, 0, 1, 2, 3, 5, 6};
     double cublas_ms = 0.0;
     for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++) {
         matmul_job job = {stages[i], 16, size, size, size, dA, dB, dC};
