@@ -136,7 +136,8 @@ static double stage_table(int dims, int side, int first, int last, job *j, int r
 
 int main(int argc, char **argv)
 {
-    int only_stage = WB_ALL_STAGES, side_2d = 8192, side_3d = FULL_SIDE_3D, reps = 20, steps = 10;
+    int only_stage = WB_ALL_STAGES, side_2d = 8192, side_3d = FULL_SIDE_3D, reps = 20, steps = 10,
+        naive_block = STENCIL_TILE_X * STENCIL_TILE_Y;
     double target_2d = 0.8, target_3d = 0.7;
     const char *boundary = "dirichlet";
     const wb_option options[] = {
@@ -144,9 +145,9 @@ int main(int argc, char **argv)
          "time only stage S (default: all)"},
         {"n", "N", WB_INT, &side_2d, 1, 46340, "side of the 2D grid, N x N floats"},
         {"n3", "N", WB_INT, &side_3d, 1, 1290, "side of the 3D grid, N x N x N floats"},
-        WB_REFUSED_OPTION("block", "the block shapes are fixed, the shared tiles are sized at "
-                                   "compile time (lab.h: STENCIL_TILE_X, STENCIL_TILE_Y, "
-                                   "STENCIL_ROW_THREADS)"),
+        {"block", "B", WB_WARPS, &naive_block, 32, 1024,
+         "threads per block of the naive stages 0 and 3, in rows of 32; the other stages' "
+         "blocks are their shared tiles, fixed in lab.h"},
         WB_REPS_OPTION(reps),
         {"steps", "K", WB_INT, &steps, 1, 1000, "steps per timed run (ping-pong)"},
         WB_TARGET_OPTION(target_2d,
@@ -168,6 +169,11 @@ int main(int argc, char **argv)
     else
         wb_bench_usage_error("--boundary %s: the boundary conditions are dirichlet and periodic",
                              boundary);
+    if (naive_block != STENCIL_TILE_X * STENCIL_TILE_Y && only_stage != WB_ALL_STAGES &&
+        only_stage != 0 && only_stage != 3)
+        wb_bench_usage_error("--block sets the blocks of the naive stages 0 and 3; stage %d's "
+                             "block is its shared tile, fixed in lab.h", only_stage);
+    stencil_set_naive_block(naive_block);
     wb_bench_need_gpu();
     bool all = only_stage == WB_ALL_STAGES;
     int first = all ? 0 : only_stage, last = all ? STENCIL_STAGES - 1 : only_stage;

@@ -96,6 +96,17 @@ static unsigned blocks_for(int cells, int per_block)
     return (unsigned)((cells + per_block - 1) / per_block);
 }
 
+/* The naive stages' block: rows of 32 threads (a warp reads 32 neighbouring
+ * cells of a row), as many rows as the benchmark's --block asks for. */
+static int naive_block_threads = STENCIL_TILE_X * STENCIL_TILE_Y;
+
+void stencil_set_naive_block(int threads)
+{
+    if (threads < 32 || threads > 1024 || threads % 32 != 0)
+        wb_fail("stencil_set_naive_block(%d): a multiple of 32, at most 1024", threads);
+    naive_block_threads = threads;
+}
+
 /* The grid of blocks each stage's step launches: one thread per cell of a
  * 2D grid or of a plane (stages 0, 1, 3: one block per tile of a plane, and
  * stage 3 a layer of blocks per plane), one per column of STENCIL_ROWS rows
@@ -105,8 +116,10 @@ static dim3 step_grid(int stage, int nx, int ny, int nz)
     switch (stage) {
     case 2:
         return dim3(blocks_for(nx, STENCIL_ROW_THREADS), blocks_for(ny, STENCIL_ROWS));
+    case 0:
+        return dim3(blocks_for(nx, 32), blocks_for(ny, naive_block_threads / 32));
     case 3:
-        return dim3(blocks_for(nx, STENCIL_TILE_X), blocks_for(ny, STENCIL_TILE_Y), (unsigned)nz);
+        return dim3(blocks_for(nx, 32), blocks_for(ny, naive_block_threads / 32), (unsigned)nz);
     case 4:
         return dim3(blocks_for(nx, STENCIL_TILE_X), blocks_for(ny, STENCIL_TILE_Y),
                     blocks_for(nz, STENCIL_PLANES));
@@ -120,12 +133,13 @@ static dim3 step_grid(int stage, int nx, int ny, int nz)
 [[maybe_unused]] static void launch_step(int stage, int boundary, const float *in, float *out,
                                          int nx, int ny, int nz)
 {
-    dim3 grid = step_grid(stage, nx, ny, nz), tile(STENCIL_TILE_X, STENCIL_TILE_Y);
+    dim3 grid = step_grid(stage, nx, ny, nz), tile(STENCIL_TILE_X, STENCIL_TILE_Y),
+         naive(32, naive_block_threads / 32);
     switch (stage) {
-    case 0: heat2d_naive<<<grid, tile>>>(in, out, nx, ny, boundary); break;
+    case 0: heat2d_naive<<<grid, naive>>>(in, out, nx, ny, boundary); break;
     case 1: heat2d_tile<<<grid, tile>>>(in, out, nx, ny, boundary); break;
     case 2: heat2d_march<<<grid, STENCIL_ROW_THREADS>>>(in, out, nx, ny, boundary); break;
-    case 3: heat3d_naive<<<grid, tile>>>(in, out, nx, ny, nz, boundary); break;
+    case 3: heat3d_naive<<<grid, naive>>>(in, out, nx, ny, nz, boundary); break;
     case 4: heat3d_march<<<grid, tile>>>(in, out, nx, ny, nz, boundary); break;
     }
     CUDA_CHECK_LAUNCH();

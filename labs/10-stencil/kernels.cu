@@ -71,18 +71,20 @@ __global__ void heat2d_tile(const float *in, float *out, int nx, int ny, int bou
 
 /* Stage 2: a block is one row of 256 threads that walks down STENCIL_ROWS
  * rows of the grid. A thread keeps its column's cells south, center and
- * north in registers: each step loads one new cell (the next north) where
- * stage 1 loaded a tile and a halo. West and east belong to other threads,
- * so the current row goes through shared memory, with a halo cell at each
- * end. */
+ * north in registers: each step loads one new cell where stage 1 loaded a
+ * tile and a halo. West and east belong to other threads, so the current
+ * row goes through shared memory, with a halo cell at each end. The new
+ * cell is loaded two rows before it is needed, so that two loads per
+ * thread are in flight while the block works. */
 __global__ void heat2d_march(const float *in, float *out, int nx, int ny, int boundary)
 {
     // TODO 4 (stage 2): a row of STENCIL_ROW_THREADS threads, one column
     // each, walks down rows blockIdx.y * STENCIL_ROWS ... (at most
-    // STENCIL_ROWS, not past ny). Keep south, center and north in registers:
-    // before the loop load south and center of the first row; in each row
-    // load north, put center into a shared row (with a halo cell at each
-    // end, as in stage 1), wait, compute, wait again, then move the
+    // STENCIL_ROWS, not past ny). Keep south, center, north and ahead (the
+    // next row's north) in registers: before the loop load all four for
+    // the first row; in each row load the north of the row two on (if the
+    // march gets there), put center into a shared row (with a halo cell at
+    // each end, as in stage 1), wait, compute, wait again, then move the
     // registers one row down. Every thread of the block runs the loop.
     (void)in, (void)out, (void)nx, (void)ny, (void)boundary;
 }
@@ -104,9 +106,8 @@ __global__ void heat3d_naive(const float *in, float *out, int nx, int ny, int nz
  * in z); the plane's tile and halo are in shared memory (stage 1 in x and
  * y). Per plane a thread loads one new cell of its column and, on the
  * tile's edge, a halo cell: about 1.3 loads per cell instead of stage 3's
- * seven. The new cell is the one two planes ahead, loaded a plane before
- * it is needed: its wait for DRAM overlaps this plane's barriers and
- * arithmetic instead of stalling every plane. */
+ * seven. As in stage 2, each new cell is loaded two planes before it is
+ * needed. */
 __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz, int boundary)
 {
     // TODO 6 (stage 4): the block's 32 x 8 tile walks up planes
@@ -114,8 +115,9 @@ __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz
     // Stage 2 in z (down, center, up in registers, moved one plane up after
     // each) and stage 1 in x and y (the plane's tile and halo in shared
     // memory), with a wait after the tile is loaded and another before the
-    // next plane overwrites it. Load each new cell of the column one plane
-    // early: before the loop down, center and up; in each plane the up of
-    // the next plane (if the march has one), which becomes up after the move.
+    // next plane overwrites it. Load each new cell of the column two planes
+    // early, as in stage 2: before the loop down, center, up and ahead (the
+    // next plane's up); in each plane the up of the plane two on (if the
+    // march gets there), which becomes ahead after the move.
     (void)in, (void)out, (void)nx, (void)ny, (void)nz, (void)boundary;
 }

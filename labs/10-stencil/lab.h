@@ -53,7 +53,7 @@ extern "C" {
  * down STENCIL_ROWS rows; stage 4: a block's tile marches through
  * STENCIL_PLANES planes. */
 #define STENCIL_ROW_THREADS 256
-#define STENCIL_ROWS 64
+#define STENCIL_ROWS 32
 #define STENCIL_PLANES 64
 
 /* The lecture's name for a stage ("2D, naive", ...), for boundary
@@ -64,6 +64,12 @@ const char *stencil_boundary_name(int boundary);
 /* 2 for the 2D stages, 3 for the 3D ones, 0 for a stage that does not
  * exist. */
 int stencil_stage_dims(int stage);
+
+/* Threads per block of the naive stages 0 and 3 from now on, in rows of 32
+ * (a multiple of 32, at most 1024; STENCIL_TILE_X x STENCIL_TILE_Y until
+ * set): the benchmark's --block. The other stages' blocks are their tiles,
+ * fixed above. */
+void stencil_set_naive_block(int threads);
 
 /* `steps` time steps of stage `stage` on the grid in d_a (device memory,
  * nx x ny x nz floats; nz == 1 for a 2D stage), with d_b (as large) as the

@@ -272,8 +272,8 @@ static const char *diagnose(int stage, int boundary, int steps, size_t n, const 
                "either boundary cells were updated (the Dirichlet cells of the outer layer are "
                "copied unchanged), or the registers are not rotated before the next row or "
                "plane, so that a fixed cell copies a stale center (south = center, center = "
-               "north; down = center, center = up, up = ahead). A larger grid tells the two "
-               "apart";
+               "north, north = ahead, ahead = next; the same in z). A larger grid tells the "
+               "two apart";
     if (boundary == STENCIL_DIRICHLET && c->all_grid_edge)
         return "boundary cells were updated: with Dirichlet boundaries the cells of the outer "
                "layer are fixed (is_fixed_2d, is_fixed_3d) and are copied unchanged";
@@ -297,8 +297,8 @@ static const char *diagnose(int stage, int boundary, int steps, size_t n, const 
     if (c->all_after_march_start)
         return "the first row or plane of each march is right and the later ones wrong: the "
                "registers are not rotated before the next row or plane (south = center, "
-               "center = north; down = center, center = up, up = ahead), or the next one is "
-               "loaded from the wrong place";
+               "center = north, north = ahead, ahead = next; the same in z), or the cell "
+               "loaded early is loaded from the wrong place (two rows or planes on)";
     return "cells are off by more than float rounding allows";
 }
 
@@ -384,7 +384,7 @@ static void check_grid(int stage, int boundary, grid g, const int *steps, size_t
 
 /* Grids that are odd and not square and cut every tile: a single cell, a
  * single row or column, a tile (32 x 8) plus one, stage 2's row of 256
- * threads plus one and its march of 64 rows plus a few, primes. */
+ * threads plus one and its march of 32 rows (two, plus a few), primes. */
 static const grid grids_2d[] = {
     {1, 1, 1},   {1, 9, 1},   {9, 1, 1},    {2, 3, 1},     {3, 2, 1},
     {5, 7, 1},   {31, 9, 1},  {33, 7, 1},   {7, 33, 1},    {65, 17, 1},
@@ -409,7 +409,7 @@ static void check_grids(int stage, int boundary)
 
 /* About a million cells in 2D and in 3D, cutting every tile and march:
  * thousands of blocks for stages 0, 1 and 3 (a race has its chances), a
- * hundred for the marching stages, whose blocks cover 64 rows or planes.
+ * few hundred for the marching stages, whose blocks cover 32 rows or 64 planes.
  * Under compute-sanitizer some fifty times fewer: the tools check the
  * pattern, not the count. */
 static void check_large(int stage)

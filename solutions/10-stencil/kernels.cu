@@ -99,25 +99,32 @@ __global__ void heat2d_tile(const float *in, float *out, int nx, int ny, int bou
 
 /* Stage 2: a block is one row of 256 threads that walks down STENCIL_ROWS
  * rows of the grid. A thread keeps its column's cells south, center and
- * north in registers: each step loads one new cell (the next north) where
- * stage 1 loaded a tile and a halo. West and east belong to other threads,
- * so the current row goes through shared memory, with a halo cell at each
- * end. */
+ * north in registers: each step loads one new cell where stage 1 loaded a
+ * tile and a halo. West and east belong to other threads, so the current
+ * row goes through shared memory, with a halo cell at each end.
+ * The new cell is loaded two rows before it is needed (`ahead` holds the
+ * one loaded a row ago): one load per thread in flight stalls every row
+ * on DRAM's latency, two in flight keep enough bytes moving to near the
+ * copy bandwidth (handouts/10-stencil.md, "Loads in flight"). */
 __global__ void heat2d_march(const float *in, float *out, int nx, int ny, int boundary)
 {
     __shared__ float row[STENCIL_ROW_THREADS + 2];
     int tx = threadIdx.x, x = blockIdx.x * STENCIL_ROW_THREADS + tx;
     int y_first = blockIdx.y * STENCIL_ROWS, y_end = min(y_first + STENCIL_ROWS, ny);
     bool inside = x < nx;
-    float south = 0.0f, center = 0.0f;
+    float south = 0.0f, center = 0.0f, north = 0.0f, ahead = 0.0f;   // ahead: the next north
     if (inside) {
         south = in[before(y_first, ny, boundary) * nx + x];
         center = in[y_first * nx + x];
+        north = in[after(y_first, ny, boundary) * nx + x];
+        if (y_first + 1 < y_end)
+            ahead = in[after(y_first + 1, ny, boundary) * nx + x];
     }
     for (int y = y_first; y < y_end; y++) {
-        float north = 0.0f;
+        float next = 0.0f;   // north two rows on
         if (inside) {
-            north = in[after(y, ny, boundary) * nx + x];
+            if (y + 2 < y_end)
+                next = in[after(y + 2, ny, boundary) * nx + x];
             row[tx + 1] = center;
             if (tx == 0)
                 row[0] = in[y * nx + before(x, nx, boundary)];
@@ -133,6 +140,8 @@ __global__ void heat2d_march(const float *in, float *out, int nx, int ny, int bo
         // One row down: the registers move along with it.
         south = center;
         center = north;
+        north = ahead;
+        ahead = next;
     }
 }
 
@@ -164,9 +173,9 @@ __global__ void heat3d_naive(const float *in, float *out, int nx, int ny, int nz
  * in z); the plane's tile and halo are in shared memory (stage 1 in x and
  * y). Per plane a thread loads one new cell of its column and, on the
  * tile's edge, a halo cell: about 1.3 loads per cell instead of stage 3's
- * seven. The new cell is the one two planes ahead, loaded a plane before
- * it is needed: its wait for DRAM overlaps this plane's barriers and
- * arithmetic instead of stalling every plane. */
+ * seven. As in stage 2, the new cell is loaded two planes before it is
+ * needed, so that two loads per thread are in flight while the block works
+ * on this plane. */
 __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz, int boundary)
 {
     __shared__ float tile[STENCIL_TILE_Y + 2][STENCIL_TILE_X + 2];
@@ -175,17 +184,19 @@ __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz
     int z_first = blockIdx.z * STENCIL_PLANES, z_end = min(z_first + STENCIL_PLANES, nz);
     int plane = nx * ny, column = y * nx + x;
     bool inside = x < nx && y < ny;
-    float down = 0.0f, center = 0.0f, up = 0.0f;
+    float down = 0.0f, center = 0.0f, up = 0.0f, ahead = 0.0f;   // ahead: the next up
     if (inside) {
         down = in[before(z_first, nz, boundary) * plane + column];
         center = in[z_first * plane + column];
         up = in[after(z_first, nz, boundary) * plane + column];
+        if (z_first + 1 < z_end)
+            ahead = in[after(z_first + 1, nz, boundary) * plane + column];
     }
     for (int z = z_first; z < z_end; z++) {
-        float ahead = 0.0f;   // up of the next plane
+        float next = 0.0f;   // up two planes on
         if (inside) {
-            if (z + 1 < z_end)
-                ahead = in[after(z + 1, nz, boundary) * plane + column];
+            if (z + 2 < z_end)
+                next = in[after(z + 2, nz, boundary) * plane + column];
             int row = z * plane + y * nx;
             tile[ty + 1][tx + 1] = center;
             if (tx == 0)
@@ -209,5 +220,6 @@ __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz
         down = center;
         center = up;
         up = ahead;
+        ahead = next;
     }
 }
