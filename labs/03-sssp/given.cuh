@@ -62,7 +62,7 @@ static void start(sssp_graph g, int source, int *dist, sssp_work *work)
         wb_fail("sssp: work space for %d nodes, graph has %d", work->n, g.n);
     init_dist<<<blocks_for(g.n, work->block), work->block>>>(dist, work->queued, g.n, source);
     CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaMemsetAsync(work->counts, 0, 8 * sizeof(int)));
+    CUDA_CHECK(cudaMemsetAsync(work->counts, 0, SSSP_COUNTS * sizeof(int)));
     CUDA_CHECK(cudaMemsetAsync(work->far_queued, 0, sizeof(int) * (size_t)g.n));
     CUDA_CHECK(cudaMemsetAsync(work->edges, 0, sizeof(unsigned long long)));
 }
@@ -190,6 +190,32 @@ void sssp_stage2(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
 
 /* ---------------------------------------------------------------- stage 3 */
 
+/* Near-far's rounds are many and small on a road network (thousands of
+ * rounds of a few thousand nodes each), so three things cost more than the
+ * work there: a host round trip at every change of threshold, a thread's
+ * serial loop over its node's edges while most of the GPU idles, and, on a
+ * power-law graph, one warp expanding a hub of 100,000 edges alone. The
+ * given code below removes the three (handouts/03-sssp.md, "Near-far, made
+ * fast"): the GPU changes the threshold itself, a small list gives each node
+ * several lanes, and a block expands its huge nodes together. */
+
+/* Rounds queued before the host looks whether near-far is done: the GPU
+ * changes phases itself, so only the end needs the host (a look costs a
+ * synchronisation, an empty round ~3 us). */
+#define NEAR_FAR_ROUNDS_PER_CHECK 64
+
+/* A lane's share of edges above this is expanded by the whole block (a warp
+ * would need more than 32 steps for it). */
+#define BLOCK_HUB_EDGES 1024
+
+/* Near-far's state on the GPU, in work->counts: the far piles' lengths
+ * rotate through three slots like the lists' (FAR_COUNTS), and the
+ * threshold and phase that round r reads are in slot r % 2 (PHASE_STATE):
+ * round r writes slot (r + 1) % 2 for round r + 1, so that no block reads a
+ * word that another block of the same round writes. */
+#define FAR_COUNTS 4     /* counts[4..6]: far pile lengths, phase p uses p % 3 */
+#define PHASE_STATE 8    /* counts[8..11]: {threshold, phase} for even and odd rounds */
+
 /* Near-far: the lists of a near round, the threshold, and the far pile
  * (deduplicated by far_queued). */
 typedef struct {
@@ -205,82 +231,159 @@ __device__ void relax_edge_stage3(sssp_graph g, int *dist, int e, int du, near_f
 __device__ void relax_edges_stage3(sssp_graph g, int *dist, near_far nf, int du, int first,
                                    int last);
 
-/* A near round: each warp takes 32 nodes off the near list at once and
- * expands their edges together (relax_edges_stage3, in kernels.cu), so the
- * loop runs by whole warps: its base is the warp's first thread. */
-__global__ void relax_near_stage3(sssp_graph g, int *dist, near_far nf,
-                                  unsigned long long *edges)
+/* Lanes per node this round: a power of two up to 32, as many as the grid
+ * has threads for. On a road network the near list holds a few thousand
+ * nodes of about 4 edges: with one lane per node the GPU idles while each
+ * lane walks its 4 edges one after another (a load, an atomicMin, a fence,
+ * an exchange each: microseconds); with several lanes the edges are relaxed
+ * at once. A list longer than half the grid's threads keeps a lane per node. */
+__device__ int lanes_per_node(int n)
 {
-    int n = begin_round(nf.near);
-    unsigned long long relaxed = 0;
-    int lane = threadIdx.x % 32;
-    for (int base = blockIdx.x * blockDim.x + threadIdx.x - lane; base < n;
-         base += gridDim.x * blockDim.x) {
-        int i = base + lane, du = 0, first = 0, last = 0;
-        if (i < n) {
-            int u = nf.near.in[i];
-            du = pop(u, nf.queued, dist);
-            first = g.row_start[u];
-            last = g.row_start[u + 1];
-            relaxed += last - first;
-        }
-        relax_edges_stage3(g, dist, nf, du, first, last);
-    }
-    add_edges(edges, relaxed);
+    int threads = gridDim.x * blockDim.x, lanes = 1;
+    while (lanes < 32 && 2LL * lanes * n <= threads)
+        lanes *= 2;
+    return lanes;
 }
 
-/* Moves the far nodes below the new threshold to the near list and keeps
- * the rest; nodes already settled below the old threshold are dropped. */
-__global__ void split_far_stage3(const int *dist, const int *far, const int *far_count,
-                                 int *far_queued, int *keep, int *keep_count, int *near,
-                                 int *near_count, int *queued, int old_threshold,
-                                 int threshold)
+/* The whole block expands, one after another, every lane's share of edges
+ * longer than BLOCK_HUB_EDGES (that lane's *first becomes last). R-MAT's
+ * largest node has about 160,000 out-edges: 5,000 steps of one warp, 625 of
+ * a block of 256. Every thread of the block calls it (it has barriers). */
+__device__ void relax_block_hubs(sssp_graph g, int *dist, near_far nf, int du, int *first,
+                                 int last)
 {
-    int n = *far_count;
+    __shared__ int owner, hub_first, hub_last, hub_du;
+    for (;;) {
+        if (threadIdx.x == 0)
+            owner = -1;
+        __syncthreads();
+        if (last - *first > BLOCK_HUB_EDGES)
+            atomicMax(&owner, (int)threadIdx.x);
+        __syncthreads();
+        int hub = owner;   /* the same in every thread: read between two barriers */
+        if (hub < 0)
+            return;
+        if ((int)threadIdx.x == hub) {
+            hub_first = *first;
+            hub_last = last;
+            hub_du = du;
+            *first = last;
+        }
+        __syncthreads();
+        for (int e = hub_first + threadIdx.x; e < hub_last; e += blockDim.x)
+            relax_edge_stage3(g, dist, e, hub_du, nf);
+        __syncthreads();   /* every thread has read hub_* before the next owner writes them */
+    }
+}
+
+/* A near round: lanes_per_node lanes share each node of the near list; the
+ * node's first lane takes it off the list (pop) and hands its distance to
+ * the others, and each lane takes a contiguous share of the node's edges.
+ * Then the block expands the huge shares, the warp the large ones and each
+ * lane the rest (relax_edges_stage3, in kernels.cu). The loop runs by whole
+ * blocks (its bound is the same for every thread of a block), because
+ * relax_block_hubs has barriers. */
+__device__ void relax_near_round(sssp_graph g, int *dist, near_far nf, int n,
+                                 unsigned long long *relaxed)
+{
+    int lanes = lanes_per_node(n), lane = threadIdx.x % 32, share = lane % lanes;
+    int per_block = blockDim.x / lanes, per_pass = gridDim.x * per_block;
+    for (int base = blockIdx.x * per_block; base < n; base += per_pass) {
+        int i = base + threadIdx.x / lanes, du = 0, first = 0, last = 0;
+        if (i < n) {
+            int u = nf.near.in[i];
+            if (share == 0)
+                du = pop(u, nf.queued, dist);
+            first = g.row_start[u];
+            last = g.row_start[u + 1];
+        }
+        du = __shfl_sync(0xffffffffu, du, lane - share);
+        long long edges = last - first;
+        int mine = first + (int)(edges * share / lanes);
+        last = first + (int)(edges * (share + 1) / lanes);
+        first = mine;
+        *relaxed += last - first;
+        relax_block_hubs(g, dist, nf, du, &first, last);
+        relax_edges_stage3(g, dist, nf, du, first, last);
+    }
+}
+
+/* A phase change, on the GPU: the near list is empty, so the threshold
+ * moves up by delta; the far nodes below the new threshold go to the next
+ * round's list (nf.near.out), the rest to the other pile; nodes already
+ * settled below the old threshold are dropped. */
+__device__ void split_far(const int *dist, near_far nf, const int *far, int n, int *keep,
+                          int *keep_count, int old_threshold)
+{
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         int v = far[i];
-        far_queued[v] = 0;
+        nf.far_queued[v] = 0;
         int d = dist[v];
         if (d < old_threshold)
             continue;
-        if (d < threshold)
-            push(v, near, near_count, queued);
+        if (d < nf.threshold)
+            push(v, nf.near.out, nf.near.out_count, nf.queued);
         else
-            push(v, keep, keep_count, far_queued);
+            push(v, keep, keep_count, nf.far_queued);
     }
+}
+
+/* One round of near-far, on the GPU alone: a near round while the near list
+ * has nodes, else a phase change while the far pile has nodes, else
+ * nothing (done). Every block reads the same state (slot round % 2, written
+ * by the previous kernel); block 0 writes the next round's. */
+__global__ void near_far_round_stage3(sssp_graph g, int *dist, round_lists l, int *queued,
+                                      int *far0, int *far1, int *far_queued, int *counts,
+                                      int delta, int round, unsigned long long *edges)
+{
+    int n = begin_round(l);
+    const int *state = &counts[PHASE_STATE + 2 * (round % 2)];
+    int threshold = state[0], phase = state[1];
+    int *far_count = &counts[FAR_COUNTS + phase % 3];
+    near_far nf = {l, queued, threshold, phase % 2 ? far1 : far0, far_count, far_queued};
+    int next_threshold = threshold, next_phase = phase;
+    unsigned long long relaxed = 0;
+    if (n > 0) {
+        relax_near_round(g, dist, nf, n, &relaxed);
+    } else if (*far_count > 0) {
+        long long next = (long long)threshold + delta;
+        nf.threshold = next_threshold = next < SSSP_UNREACHABLE ? (int)next : SSSP_UNREACHABLE;
+        next_phase = phase + 1;
+        /* The next phase appends to slot (phase + 1) % 3, zeroed by the last
+         * phase change; this one zeroes (phase + 2) % 3 for the one after. */
+        split_far(dist, nf, nf.far, *far_count, phase % 2 ? far0 : far1,
+                  &counts[FAR_COUNTS + next_phase % 3], threshold);
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            counts[FAR_COUNTS + (phase + 2) % 3] = 0;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        int *next_state = &counts[PHASE_STATE + 2 * ((round + 1) % 2)];
+        next_state[0] = next_threshold;
+        next_state[1] = next_phase;
+    }
+    add_edges(edges, relaxed);
 }
 
 void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
 {
     start_worklist(g, source, dist, work);
-    long long threshold = work->delta;
-    int round = 0, pile = 0;   /* far[pile] is filled, counted in counts[4 + pile] */
-    int *far_counts = &work->counts[4];
+    int state[2] = {work->delta, 0};   /* round 0: threshold delta, phase 0 */
+    CUDA_CHECK(cudaMemcpy(&work->counts[PHASE_STATE], state, sizeof state,
+                          cudaMemcpyHostToDevice));
+    int round = 0;
     for (;;) {
-        for (int i = 0; i < ROUNDS_PER_CHECK; i++, round++) {
-            near_far nf = {lists_for_round(work, round), work->queued, (int)threshold,
-                           work->far[pile], &far_counts[pile], work->far_queued};
-            relax_near_stage3<<<worklist_blocks(g.n, work->block), work->block>>>(
-                g, dist, nf, work->edges);
+        for (int i = 0; i < NEAR_FAR_ROUNDS_PER_CHECK; i++, round++) {
+            near_far_round_stage3<<<worklist_blocks(g.n, work->block), work->block>>>(
+                g, dist, lists_for_round(work, round), work->queued, work->far[0],
+                work->far[1], work->far_queued, work->counts, work->delta, round, work->edges);
             CUDA_CHECK_LAUNCH();
         }
-        int counts[6];
+        /* Done when the next round has neither near nodes nor far ones. */
+        int counts[SSSP_COUNTS];
         CUDA_CHECK(cudaMemcpy(counts, work->counts, sizeof counts, cudaMemcpyDeviceToHost));
-        if (counts[round % 3] > 0)
-            continue;
-        if (counts[4 + pile] == 0)
+        int phase = counts[PHASE_STATE + 2 * (round % 2) + 1];
+        if (counts[round % 3] == 0 && counts[FAR_COUNTS + phase % 3] == 0)
             break;
-        long long next = threshold + work->delta;
-        next = next < SSSP_UNREACHABLE ? next : SSSP_UNREACHABLE;
-        round_lists l = lists_for_round(work, round);
-        split_far_stage3<<<worklist_blocks(g.n, work->block), work->block>>>(
-            dist, work->far[pile], &far_counts[pile], work->far_queued, work->far[1 - pile],
-            &far_counts[1 - pile], (int *)l.in, l.in_count, work->queued, (int)threshold,
-            (int)next);
-        CUDA_CHECK_LAUNCH();
-        CUDA_CHECK(cudaMemsetAsync(&far_counts[pile], 0, sizeof(int)));
-        pile = 1 - pile;
-        threshold = next;
     }
     finish(work, stats);
 }

@@ -355,12 +355,25 @@ void dijkstra(const graph *g, int source, int *dist)
 
 int graph_suggest_delta(const graph *g)
 {
+    /* delta = DELTA_SCALE x mean edge weight / mean out-degree, the same rule
+     * for every graph. A shortest path crosses about DELTA_SCALE / degree
+     * edges of average weight within one bucket: a sparse graph (a road
+     * network, degree 2.5 to 4) gets wide buckets, because its near lists are
+     * thin and its rounds cost their latency, not their work, so fewer
+     * phases and rounds win even at more relaxations; a dense one (R-MAT,
+     * degree 16) gets narrow buckets, because its rounds are full and every
+     * extra relaxation costs. DELTA_SCALE = 128 was chosen once, by a CPU
+     * replay of near-far's rounds on the bench's two graphs
+     * (handouts/03-sssp.md, "Near-far, made fast"): on the 2^22 grid 34
+     * phases and 2,940 rounds (51 million relaxations) against the 135
+     * and 3,525 (24 million) of 8 mean weights, the rule before. */
+    enum { DELTA_SCALE = 128 };
+    if (g->m == 0 || g->n == 0)
+        return 1;
     double sum = 0.0;
     for (int e = 0; e < g->m; e++)
         sum += g->weight[e];
-    /* Wide enough that a bucket holds many nodes (the GPU needs thousands of
-     * threads), narrow enough that few of them are improved again later. */
-    double delta = g->m ? 8.0 * sum / g->m : 1.0;
+    double delta = DELTA_SCALE * (sum / g->m) / ((double)g->m / g->n);
     return delta < 1.0 ? 1 : delta > SSSP_MAX_WEIGHT ? SSSP_MAX_WEIGHT : (int)delta;
 }
 
@@ -401,7 +414,7 @@ sssp_work *sssp_work_new(int n)
     w->block = SSSP_BLOCK;
     CUDA_CHECK(cudaMalloc((void **)&w->queued, bytes));
     CUDA_CHECK(cudaMalloc((void **)&w->far_queued, bytes));
-    CUDA_CHECK(cudaMalloc((void **)&w->counts, 8 * sizeof(int)));
+    CUDA_CHECK(cudaMalloc((void **)&w->counts, SSSP_COUNTS * sizeof(int)));
     CUDA_CHECK(cudaMalloc((void **)&w->edges, sizeof(unsigned long long)));
     return w;
 }

@@ -57,7 +57,8 @@ graph graph_rmat(int scale, int m, int max_weight, wb_rng *rng);
 /* Binary-heap Dijkstra; unreachable nodes get SSSP_UNREACHABLE. */
 void dijkstra(const graph *g, int source, int *dist);
 
-/* A near-far bucket width for g: a few times its mean edge weight. */
+/* A near-far bucket width for g: 128 x mean edge weight / mean out-degree
+ * (graph.c says why), clamped to 1 .. SSSP_MAX_WEIGHT. */
 int graph_suggest_delta(const graph *g);
 
 /* The graph in device memory, and buffers for the entry points. */

@@ -138,3 +138,28 @@ Test(sssp_graph, generators_have_the_promised_shape)
     graph_free(&uniform);
     graph_free(&rmat);
 }
+
+Test(sssp_graph, suggested_delta_follows_the_rule)
+{
+    /* 128 x mean weight / mean out-degree: 4 nodes, 8 edges of mean weight
+     * 25 (degree 2) give 1600; the same weights on 2 nodes (degree 4), 800. */
+    int src[8] = {0, 0, 1, 1, 2, 2, 3, 3}, dst[8] = {1, 2, 2, 3, 3, 0, 0, 1},
+        w[8] = {10, 40, 20, 30, 25, 25, 5, 45};
+    graph sparse = graph_from_edges(4, 8, src, dst, w);
+    cr_assert_eq(graph_suggest_delta(&sparse), 1600, "delta %d", graph_suggest_delta(&sparse));
+    for (int i = 0; i < 8; i++)
+        src[i] %= 2, dst[i] %= 2;
+    graph dense = graph_from_edges(2, 8, src, dst, w);
+    cr_assert_eq(graph_suggest_delta(&dense), 800, "delta %d", graph_suggest_delta(&dense));
+    /* No edges: 1. Huge weights: clamped to SSSP_MAX_WEIGHT. */
+    graph empty = graph_from_edges(3, 0, src, dst, w);
+    cr_assert_eq(graph_suggest_delta(&empty), 1);
+    for (int i = 0; i < 8; i++)
+        w[i] = SSSP_MAX_WEIGHT;
+    graph heavy = graph_from_edges(4, 8, src, dst, w);
+    cr_assert_eq(graph_suggest_delta(&heavy), SSSP_MAX_WEIGHT);
+    graph_free(&sparse);
+    graph_free(&dense);
+    graph_free(&empty);
+    graph_free(&heavy);
+}

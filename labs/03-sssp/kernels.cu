@@ -93,7 +93,7 @@ __device__ void relax_edge_stage3(sssp_graph g, int *dist, int e, int du, near_f
     (void)g, (void)dist, (void)e, (void)du, (void)nf;   // (delete this line once you use them)
 }
 
-/* All 32 lanes call this together (relax_near_stage3, given), a lane
+/* All 32 lanes call this together (relax_near_round, given), a lane
  * without a node with first == last. */
 __device__ void relax_edges_stage3(sssp_graph g, int *dist, near_far nf, int du, int first,
                                    int last)

@@ -17,6 +17,9 @@ extern "C" {
  * otherwise (sssp_work.block). */
 #define SSSP_BLOCK 256
 
+/* Ints of sssp_work.counts (given.cuh says which is what). */
+#define SSSP_COUNTS 16
+
 /* A CSR graph in device memory (see graph.h for the layout). */
 typedef struct {
     int n, m;
@@ -40,7 +43,8 @@ typedef struct sssp_work {
     int block;               /* threads per block of every launch (SSSP_BLOCK) */
     int *queued;             /* per node: 1 while it waits in a worklist */
     int *far_queued;         /* per node: 1 while it waits in far */
-    int *counts;             /* worklist lengths and the "changed" flag */
+    int *counts;             /* SSSP_COUNTS ints: worklist lengths, the "changed" flag,
+                                stage 3's far pile lengths, threshold and phase */
     unsigned long long *edges;  /* edges relaxed, summed on the GPU */
 } sssp_work;
 sssp_work *sssp_work_new(int n);   /* defined in graph.c */

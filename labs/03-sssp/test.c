@@ -167,7 +167,7 @@ static device_side device_side_new(const graph *g, int delta)
     }
     d.work.queued = wb_guarded_malloc(bytes);
     d.work.far_queued = wb_guarded_malloc(bytes);
-    d.work.counts = wb_guarded_malloc(8 * sizeof(int));
+    d.work.counts = wb_guarded_malloc(SSSP_COUNTS * sizeof(int));
     d.work.edges = wb_guarded_malloc(sizeof(unsigned long long));
     return d;
 }
@@ -530,6 +530,33 @@ static graph wide_star(wb_rng *rng)
     return from_edge_list(STAR_LEAVES + 1, &l);
 }
 
+/* Hubs among many small nodes, for near-far's load balance: the source ->
+ * HUB_LEVEL nodes, of which HUB_WARPS have HUB_WARP_EDGES leaves each (more
+ * than a warp's 32, fewer than the 1024 that a block expands: given.cuh,
+ * BLOCK_HUB_EDGES) and one has HUB_BLOCK_EDGES (a block's). The level is
+ * longer than half a worklist grid's threads (37,001 nodes: 145 blocks of
+ * 256), so every lane holds a node of its own (lanes_per_node gives 1) and a
+ * warp expands hubs whose distances differ from its other lanes'. The
+ * source's 20,000 edges, alone on its list, are shared by 32 lanes: 625
+ * each, a warp's hub per lane. Layered, one parent per node: exact rounds
+ * and edges at any delta. */
+enum { HUB_LEVEL = 20000, HUB_WARPS = 20, HUB_WARP_EDGES = 600, HUB_BLOCK_EDGES = 5000 };
+
+static graph hub_graph(wb_rng *rng)
+{
+    edge_list l = {0};
+    int leaf = 1 + HUB_LEVEL;
+    for (int i = 0; i < HUB_LEVEL; i++)
+        add_edge(&l, 0, 1 + i, wb_rng_int(rng, 1, 1000));
+    for (int h = 0; h <= HUB_WARPS; h++) {
+        int hub = 1 + h * (HUB_LEVEL / (HUB_WARPS + 1)) + wb_rng_int(rng, 0, 99);
+        int edges = h == HUB_WARPS ? HUB_BLOCK_EDGES : HUB_WARP_EDGES;
+        for (int j = 0; j < edges; j++)
+            add_edge(&l, hub, leaf++, wb_rng_int(rng, 0, 1000));
+    }
+    return from_edge_list(leaf, &l);
+}
+
 /* ------------------------------------------------------------------- tests */
 
 static void check_small_graphs(int stage)
@@ -678,6 +705,18 @@ static void check_stale_far_entry(void)
 }
 
 Test(sssp, stage3_drops_settled_far_nodes) { check_stale_far_entry(); }
+/* Hubs next to small nodes: a hub's leaves get the hub's distance plus
+ * their weight only when the warp (or block) that expands it uses the hub's
+ * distance, not each lane's own (__shfl_sync from the hub's lane). */
+Test(sssp, stage3_hubs)
+{
+    wb_rng rng = wb_rng_for("sssp hubs");
+    graph g = hub_graph(&rng);
+    check_stage(3, &g, 0, "hubs among 20000 small nodes", ALL_NEAR);
+    check_stage(3, &g, 0, "hubs among 20000 small nodes, delta 300", 300);
+    graph_free(&g);
+}
+
 
 #define STAGE_TESTS(N)                                                                \
     Test(sssp, stage##N##_small_graphs) { check_small_graphs(N); }                   \

@@ -109,7 +109,7 @@ __device__ void relax_edge_stage3(sssp_graph g, int *dist, int e, int du, near_f
  * power-law hub with a million edges would keep 31 lanes (and the round)
  * waiting. Nodes with more than 32 edges are expanded by the whole warp,
  * one after the other; the rest by their own lane. All 32 lanes call this
- * together (relax_near_stage3, given), a lane without a node with
+ * together (relax_near_round, given), a lane without a node with
  * first == last. */
 __device__ void relax_edges_stage3(sssp_graph g, int *dist, near_far nf, int du, int first,
                                    int last)
