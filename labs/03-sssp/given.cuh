@@ -364,16 +364,31 @@ __global__ void near_far_round_stage3(sssp_graph g, int *dist, round_lists l, in
     add_edges(edges, relaxed);
 }
 
+/* Near-far's grid: at most as many blocks as fit on the GPU at once. Most
+ * of its rounds have little work, and a block that can start only when
+ * another has finished costs a wave of its own, work or not. */
+static int resident_blocks(int n, int block)
+{
+    int device, sms, per_sm;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, near_far_round_stage3,
+                                                             block, 0));
+    int blocks = worklist_blocks(n, block), fit = sms * per_sm;
+    return fit > 0 && fit < blocks ? fit : blocks;
+}
+
 void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
 {
     start_worklist(g, source, dist, work);
+    int blocks = resident_blocks(g.n, work->block);
     int state[2] = {work->delta, 0};   /* round 0: threshold delta, phase 0 */
     CUDA_CHECK(cudaMemcpy(&work->counts[PHASE_STATE], state, sizeof state,
                           cudaMemcpyHostToDevice));
     int round = 0;
     for (;;) {
         for (int i = 0; i < NEAR_FAR_ROUNDS_PER_CHECK; i++, round++) {
-            near_far_round_stage3<<<worklist_blocks(g.n, work->block), work->block>>>(
+            near_far_round_stage3<<<blocks, work->block>>>(
                 g, dist, lists_for_round(work, round), work->queued, work->far[0],
                 work->far[1], work->far_queued, work->counts, work->delta, round, work->edges);
             CUDA_CHECK_LAUNCH();

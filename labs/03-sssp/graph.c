@@ -276,6 +276,67 @@ graph graph_grid(int width, int height, int long_edges, int max_weight, wb_rng *
     return edges_to_graph(&l);
 }
 
+/* Union-find root of x, halving the path on the way. */
+static int find_root(int *parent, int x)
+{
+    while (parent[x] != x)
+        x = parent[x] = parent[parent[x]];
+    return x;
+}
+
+graph graph_road_like(int n, int m, int max_weight, wb_rng *rng)
+{
+    check_size(n, m, "road-like graph");
+    /* The candidate roads: every pair of grid neighbours, row-major with
+     * ceil(sqrt(n)) nodes per row (the last row may be short). */
+    int width = 1;
+    while ((long long)width * width < n)
+        width++;
+    int pairs = 0;
+    int *pair = checked_malloc(sizeof(int) * 2 * (size_t)n, "road candidates");
+    int *parent = checked_malloc(sizeof(int) * (size_t)n, "road components");
+    char *kept = calloc((size_t)2 * n, 1);
+    if (!kept)
+        wb_fail("out of host memory for road candidates");
+    for (int u = 0; u < n; u++) {
+        parent[u] = u;
+        if ((u + 1) % width && u + 1 < n)
+            pair[pairs++] = 2 * u;       /* u -- u + 1 */
+        if (u + width < n)
+            pair[pairs++] = 2 * u + 1;   /* u -- u + width */
+    }
+    int wanted = m / 2 + m % 2;
+    if (wanted > pairs)
+        wb_fail("road-like graph: %d edges need %d neighbour pairs, a grid of %d nodes has %d",
+                m, wanted, n, pairs);
+    for (int k = pairs - 1; k > 0; k--) {   /* Fisher-Yates shuffle */
+        int j = (int)(wb_rng_u64(rng) % (uint64_t)(k + 1)), t = pair[k];
+        pair[k] = pair[j];
+        pair[j] = t;
+    }
+    /* First the pairs that join two components (a random spanning tree, so
+     * that every node is reachable when m allows it), then the others, both
+     * in the shuffled order, until there are m arcs; an odd m keeps one
+     * way of the last pair. */
+    edge_list l = edges_new(n, m);
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < pairs && l.m < m; k++) {
+            int u = pair[k] / 2, v = pair[k] % 2 ? u + width : u + 1;
+            int ru = find_root(parent, u), rv = find_root(parent, v);
+            if (kept[k] || (pass == 0 && ru == rv))
+                continue;
+            kept[k] = 1;
+            parent[ru] = rv;
+            edges_add(&l, u, v, wb_rng_int(rng, 1, max_weight));
+            if (l.m < m)
+                edges_add(&l, v, u, wb_rng_int(rng, 1, max_weight));
+        }
+    free(pair);
+    free(parent);
+    free(kept);
+    return edges_to_graph(&l);
+}
+
 graph graph_uniform(int n, int m, int max_weight, wb_rng *rng)
 {
     check_size(n, m, "uniform graph");

@@ -49,6 +49,12 @@ bool graph_check_source(const graph *g, int source, char *error, size_t error_le
  * long_edges random two-way "highways" whose weight is a quarter of the
  * average cost of the grid path they skip. */
 graph graph_grid(int width, int height, int long_edges, int max_weight, wb_rng *rng);
+/* A stand-in for a road network of n nodes and m arcs: on a grid of
+ * ceil(sqrt(n)) columns, a random spanning tree of neighbour pairs (every
+ * node reachable when m >= 2 (n - 1)), then more random neighbour pairs,
+ * both ways each, until there are m arcs (a road network has degree 2.5 to
+ * 3, a full grid 4). */
+graph graph_road_like(int n, int m, int max_weight, wb_rng *rng);
 /* m directed edges with uniform random ends. */
 graph graph_uniform(int n, int m, int max_weight, wb_rng *rng);
 /* R-MAT power-law graph on 2^scale nodes, probabilities 0.57/0.19/0.19/0.05. */

@@ -163,3 +163,26 @@ Test(sssp_graph, suggested_delta_follows_the_rule)
     graph_free(&empty);
     graph_free(&heavy);
 }
+
+Test(sssp_graph, road_like_stand_in_has_the_asked_size)
+{
+    wb_rng rng = wb_rng_for("sssp road-like");
+    graph g = graph_road_like(1000, 2 * 1500 + 1, 50, &rng);   /* 32 columns */
+    cr_assert(g.n == 1000 && g.m == 3001, "n %d m %d", g.n, g.m);
+    int two_way = 0;
+    for (int u = 0; u < g.n; u++)
+        for (int e = g.row_start[u]; e < g.row_start[u + 1]; e++) {
+            int v = g.adj[e], d = v > u ? v - u : u - v;
+            cr_assert((d == 1 && u / 32 == v / 32) || d == 32, "edge %d -> %d: not neighbours",
+                      u, v);
+            cr_assert(g.weight[e] >= 1 && g.weight[e] <= 50);
+            for (int f = g.row_start[v]; f < g.row_start[v + 1]; f++)
+                two_way += g.adj[f] == u;
+        }
+    cr_assert(two_way == 3000, "%d arcs have their reverse, expected 3000", two_way);
+    int dist[1000];   /* 1500 pairs >= 999: a spanning tree, every node reachable */
+    dijkstra(&g, 0, dist);
+    for (int v = 0; v < g.n; v++)
+        cr_assert(dist[v] != SSSP_UNREACHABLE, "node %d unreachable from 0", v);
+    graph_free(&g);
+}
