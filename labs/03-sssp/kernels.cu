@@ -93,8 +93,10 @@ __device__ void relax_edge_stage3(sssp_graph g, int *dist, int e, int du, near_f
     (void)g, (void)dist, (void)e, (void)du, (void)nf;   // (delete this line once you use them)
 }
 
-/* All 32 lanes call this together (relax_near_round, given), a lane
- * without a node with first == last. */
+/* All 32 lanes call this together (relax_near_round, given), each with its
+ * node's distance du and its share first .. last - 1 of the node's edges
+ * (the whole row, or a part when the given code gives a node several
+ * lanes); a lane without edges has first == last. */
 __device__ void relax_edges_stage3(sssp_graph g, int *dist, near_far nf, int du, int first,
                                    int last)
 {

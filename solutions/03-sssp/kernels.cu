@@ -105,11 +105,14 @@ __device__ void relax_edge_stage3(sssp_graph g, int *dist, int e, int du, near_f
     }
 }
 
-/* Load balance: a warp's lanes loop over their nodes' edges together, so a
- * power-law hub with a million edges would keep 31 lanes (and the round)
- * waiting. Nodes with more than 32 edges are expanded by the whole warp,
- * one after the other; the rest by their own lane. All 32 lanes call this
- * together (relax_near_round, given), a lane without a node with
+/* Load balance: a warp's lanes loop over their edges together, so a
+ * power-law hub with thousands of edges would keep 31 lanes (and the round)
+ * waiting. Shares of more than 32 edges are expanded by the whole warp, one
+ * after the other; the rest by their own lane (the given code has already
+ * given the block the shares above 1024). All 32 lanes call this together
+ * (relax_near_round, given), each with its node's distance du and its share
+ * first .. last - 1 of the node's edges (the whole row, or a part when the
+ * given code gives a node several lanes); a lane without edges has
  * first == last. */
 __device__ void relax_edges_stage3(sssp_graph g, int *dist, near_far nf, int du, int first,
                                    int last)
