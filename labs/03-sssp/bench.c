@@ -21,7 +21,7 @@
 #include "graph.h"
 #include "workbook.h"
 
-static int reps = 3, only_stage = WB_ALL_STAGES, block = SSSP_BLOCK;
+static int reps = 3, only_stage = WB_ALL_STAGES, block = SSSP_BLOCK, delta = 0;
 
 static double now_ms(void)
 {
@@ -49,12 +49,13 @@ static results bench_graph(const graph *g, int source, const char *name)
     double cpu_ms = now_ms() - t0;
 
     sssp_job j = {0, source, graph_to_device(g), NULL, sssp_work_new(g->n), {0, 0}};
-    j.work->delta = graph_suggest_delta(g);
+    j.work->delta = delta ? delta : graph_suggest_delta(g);
     j.work->block = block;
     CUDA_CHECK(cudaMalloc((void **)&j.dist, sizeof(int) * (size_t)g->n));
-    char title[256];
-    snprintf(title, sizeof title, "%s: %d nodes, %d edges, source %d (blocks of %d, median of %d)",
-             name, g->n, g->m, source + 1, block, reps);
+    char title[512];
+    snprintf(title, sizeof title,
+             "%s: %d nodes, %d edges, source %d (blocks of %d, near-far delta %d, median of %d)",
+             name, g->n, g->m, source + 1, block, j.work->delta, reps);
     wb_table *table = wb_table_new("sssp", title,
                                    "graph|stage|time (ms)|rounds|edges relaxed|MTEPS|"
                                    "CPU Dijkstra (ms)|speedup");
@@ -136,6 +137,9 @@ int main(int argc, char **argv)
          "highways added to the grid (default 2^(K-12))"},
         {"max-weight", "W", WB_INT, &max_weight, 1, SSSP_MAX_WEIGHT,
          "weights uniform in 1..W"},
+        {"delta", "D", WB_INT, &delta, 1, SSSP_MAX_WEIGHT,
+         "near-far's bucket width, for experiments (default: graph_suggest_delta's rule, "
+         "128 x mean weight / mean degree)"},
         {"write", "FILE", WB_TEXT, &write, 0, 0,
          "write the generated graph as DIMACS and exit (no GPU needed)"},
         {0}};
