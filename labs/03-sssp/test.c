@@ -705,6 +705,41 @@ static void check_stale_far_entry(void)
 }
 
 Test(sssp, stage3_drops_settled_far_nodes) { check_stale_far_entry(); }
+
+/* A hundred phases in a row with nothing near: s -> a (1) -> b (1000) ->
+ * c (5), and s -> c (2000), with delta 10. After a, the GPU moves the
+ * threshold 99 times past an empty bucket before b is near (the far piles'
+ * lengths rotate through their three slots 33 times); c waits far at 2000,
+ * is lowered to 1006 below the threshold of 1010 and processed near, and its
+ * stale far entry is dropped. 4 rounds with work, 4 edges relaxed. */
+Test(sssp, stage3_empty_phases)
+{
+    static const int edges[][3] = {{0, 1, 1}, {1, 2, 1000}, {2, 3, 5}, {0, 3, 2000}};
+    graph host = from_list(4, 4, edges);
+    device_side d = device_side_new(&host, 10);
+    sssp_stats stats = {0};
+    const char *what = "stage 3 on s -> a (1) -> b (1000) -> c (5), s -> c (2000), delta 10";
+    sssp_stage3(d.g, 0, d.dist, &d.work, &stats);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    check_guards(&d, what);
+    int got[4], expected[4] = {0, 1, 1001, 1006};
+    wb_fetch(got, d.dist, sizeof got, what);
+    check_distances(got, expected, 4, what);
+    char label[300];
+    snprintf(label, sizeof label, "%s: edges_relaxed", what);
+    long long relaxed = wb_observe_i64(label, stats.edges_relaxed);
+    snprintf(label, sizeof label, "%s: rounds", what);
+    int rounds = wb_observe_int(label, stats.rounds);
+    cr_assert(relaxed == 4 && rounds == 4,
+              "%s: %lld edges relaxed in %d rounds with work, expected 4 in 4: each node is "
+              "near once (b after 99 empty buckets, c at 1006 in b's bucket), and c's stale far "
+              "entry (2000) is dropped at the next split " WB_SEED_HINT,
+              what, relaxed, rounds, wb_seed());
+    check_flags_cleared(d.work.queued, 4, "queued", what);
+    check_flags_cleared(d.work.far_queued, 4, "far_queued", what);
+    device_side_free(&d);
+    graph_free(&host);
+}
 /* Hubs next to small nodes: a hub's leaves get the hub's distance plus
  * their weight only when the warp (or block) that expands it uses the hub's
  * distance, not each lane's own (__shfl_sync from the hub's lane). */
