@@ -245,57 +245,36 @@ __device__ int lanes_per_node(int n)
     return lanes;
 }
 
-/* The whole block expands, one after another, every lane's share of edges
- * longer than BLOCK_HUB_EDGES (that lane's *first becomes last). R-MAT's
- * largest node has about 160,000 out-edges: 5,000 steps of one warp, 625 of
- * a block of 256. Every thread of the block calls it (it has barriers). */
-__device__ void relax_block_hubs(sssp_graph g, int *dist, near_far nf, int du, int *first,
-                                 int last)
-{
-    __shared__ int owner, hub_first, hub_last, hub_du;
-    for (;;) {
-        if (threadIdx.x == 0)
-            owner = -1;
-        __syncthreads();
-        if (last - *first > BLOCK_HUB_EDGES)
-            atomicMax(&owner, (int)threadIdx.x);
-        __syncthreads();
-        int hub = owner;   /* the same in every thread: read between two barriers */
-        if (hub < 0)
-            return;
-        if ((int)threadIdx.x == hub) {
-            hub_first = *first;
-            hub_last = last;
-            hub_du = du;
-            *first = last;
-        }
-        __syncthreads();
-        for (int e = hub_first + threadIdx.x; e < hub_last; e += blockDim.x)
-            relax_edge_stage3(g, dist, e, hub_du, nf);
-        __syncthreads();   /* every thread has read hub_* before the next owner writes them */
-    }
-}
-
 /* A near round: lanes_per_node lanes share each node of the near list; the
  * node's first lane takes it off the list (pop) and hands its distance to
  * the others, and each lane takes a contiguous share of the node's edges.
- * Then the block expands the huge shares, the warp the large ones and each
- * lane the rest (relax_edges_stage3, in kernels.cu). The loop runs by whole
- * blocks (its bound is the same for every thread of a block), because
- * relax_block_hubs has barriers. */
+ * A share of more than BLOCK_HUB_EDGES waits in shared memory for the end
+ * of the round, when the whole block expands it: R-MAT's largest node has
+ * about 160,000 out-edges, 5,000 steps of one warp, 625 of a block of 256.
+ * The warp expands the shares of 33 to BLOCK_HUB_EDGES edges, and each lane
+ * the rest (relax_edges_stage3, in kernels.cu). */
+#define BLOCK_HUBS_KEPT 128   /* shares a block keeps; more stay with their warp */
+
 __device__ void relax_near_round(sssp_graph g, int *dist, near_far nf, int n,
                                  unsigned long long *relaxed)
 {
+    __shared__ int kept, hub_first[BLOCK_HUBS_KEPT], hub_last[BLOCK_HUBS_KEPT],
+        hub_du[BLOCK_HUBS_KEPT];
+    if (threadIdx.x == 0)
+        kept = 0;
+    __syncthreads();
     int lanes = lanes_per_node(n), lane = threadIdx.x % 32, share = lane % lanes;
     int per_block = blockDim.x / lanes, per_pass = gridDim.x * per_block;
+    /* The loop runs by whole warps (its bound is the same for every lane of
+     * a warp), because relax_edges_stage3 shuffles across the warp. */
     for (int base = blockIdx.x * per_block; base < n; base += per_pass) {
         int i = base + threadIdx.x / lanes, du = 0, first = 0, last = 0;
         if (i < n) {
             int u = nf.near.in[i];
+            first = g.row_start[u];   /* before pop: the loads overlap its fence */
+            last = g.row_start[u + 1];
             if (share == 0)
                 du = pop(u, nf.queued, dist);
-            first = g.row_start[u];
-            last = g.row_start[u + 1];
         }
         du = __shfl_sync(0xffffffffu, du, lane - share);
         long long edges = last - first;
@@ -303,9 +282,22 @@ __device__ void relax_near_round(sssp_graph g, int *dist, near_far nf, int n,
         last = first + (int)(edges * (share + 1) / lanes);
         first = mine;
         *relaxed += last - first;
-        relax_block_hubs(g, dist, nf, du, &first, last);
+        if (last - first > BLOCK_HUB_EDGES) {
+            int slot = atomicAdd(&kept, 1);
+            if (slot < BLOCK_HUBS_KEPT) {
+                hub_first[slot] = first;
+                hub_last[slot] = last;
+                hub_du[slot] = du;
+                first = last;
+            }
+        }
         relax_edges_stage3(g, dist, nf, du, first, last);
     }
+    __syncthreads();   /* every share is kept before the block reads them */
+    int hubs = kept < BLOCK_HUBS_KEPT ? kept : BLOCK_HUBS_KEPT;
+    for (int h = 0; h < hubs; h++)
+        for (int e = hub_first[h] + threadIdx.x; e < hub_last[h]; e += blockDim.x)
+            relax_edge_stage3(g, dist, e, hub_du[h], nf);
 }
 
 /* A phase change, on the GPU: the near list is empty, so the threshold
