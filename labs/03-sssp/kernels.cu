@@ -47,23 +47,34 @@ __global__ void relax_all_stage1(sssp_graph g, int *dist, int *changed)
 
 /* Takes node u off the worklist and returns its current distance. The flag
  * is cleared before the distance is read: an improvement that lands after
- * the read pushes u again instead of being missed. */
+ * the read pushes u again instead of being missed. The clear is an
+ * exchange that acquires, not a store: a push's exchange of the same flag
+ * either comes after it (and finds the flag clear, or set by another push
+ * since: u is pushed again) or before it, and then this exchange reads that
+ * push's 1 (or a later exchange's) and synchronises with its release, so
+ * the read below sees the lowered distance. A store reads nothing and
+ * synchronises with nothing. */
 __device__ int pop(int u, int *queued, const int *dist)
 {
-    // TODO 3: take u off the worklist (clear its flag in queued), then read
-    // and return its distance. Mind the order, and make sure the read sees
-    // what other threads wrote during this round, not an old cached copy.
+    // TODO 3: take u off the worklist: clear its flag in queued with an
+    // exchange that acquires (cuda::atomic_ref, given.cuh's current_dist
+    // shows one), then read and return its distance. Mind the order, and
+    // make sure the read sees what other threads wrote during this round,
+    // not an old cached copy.
     return SSSP_UNREACHABLE;
 }
 
 /* Appends v to the list unless it is already waiting there. The caller has
- * just lowered dist[v]. */
+ * just lowered dist[v]; the exchange releases, so that a pop whose acquiring
+ * exchange reads this 1 sees the lowered distance (pop says why that is
+ * enough). Release and acquire cost less than a fence on each side: a
+ * __threadfence() is an SC fence that also empties the SM's L1 cache. */
 __device__ void push(int v, int *list, int *count, int *queued)
 {
-    // TODO 4: mark v as queued and append it to the list (a slot taken with
-    // an atomic on *count), but only when no other thread queued it already:
-    // exactly one of several racing threads may win. The lowered dist[v]
-    // must be ordered before the test of the flag, as in pop (a fence).
+    // TODO 4: mark v as queued with an exchange that releases, and append
+    // it to the list (a slot taken with an atomic on *count), but only when
+    // no other thread queued it already: exactly one of several racing
+    // threads may win.
 }
 
 /* Relaxes the out-edges of u, which the given kernel relax_frontier_stage2

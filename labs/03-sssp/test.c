@@ -775,25 +775,27 @@ static void expect_error(int stage, sssp_graph g, int source, int *dist, sssp_wo
     wb_expect_error(label, about, sssp_stages[stage](g, source, dist, work, &stats));
 }
 
-/* What no run on one GPU shows reliably: pop or push without its fence, the
- * distance read without volatile, an atomicMin made a plain store where
+/* What no run on one GPU shows reliably: pop's or push's exchange without
+ * its acquire or release (or pop's a plain store), the distance read
+ * without volatile, an atomicMin made a plain store where
  * the test's graphs happen not to race (handouts/03-sssp.md, "Classic
  * mistakes"). These tests read kernels.cu (wb_test.h, "source rules") and
  * need no GPU. */
 WB_SOURCE_SUITE(sssp_source);
 
 #define ONLY_ATOMIC_MIN "two threads can improve dist[v] at once: only atomicMin keeps the smaller"
-#define POP_ORDER                                                                            \
-    "clear the flag, a fence, then read the distance fresh (volatile or an atomic load): " \
-    "otherwise an improvement can land between them and be missed by both sides"
-#define PUSH_ORDER                                                                          \
-    "a fence between lowering dist[v] and testing the flag (pop's fence is the other "     \
-    "half), an atomicExch so that v is queued once, an atomicAdd for its slot"
+#define POP_ORDER                                                                           \
+    "clear the flag with an exchange that acquires, then read the distance fresh "        \
+    "(volatile or an atomic load): with a plain store or a relaxed exchange an "          \
+    "improvement can land between them and be missed by both sides"
+#define PUSH_ORDER                                                                         \
+    "set the flag with an exchange that releases (it orders the lowered dist[v] before " \
+    "the flag, for pop's acquire), so that v is queued once, and an atomicAdd for its slot"
 
 WB_SOURCE_RULES_TEST(sssp_source, stage1_atomics,
     {"relax_all_stage1", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
 WB_SOURCE_RULES_TEST(sssp_source, stage2_memory_order,
-    {"pop", .orderings = 1, .fresh_accesses = 1, .why = POP_ORDER},
+    {"pop", .orderings = 1, .fresh_accesses = 2, .why = POP_ORDER},
     {"push", .orderings = 1, .fresh_accesses = 2, .why = PUSH_ORDER},
     {"relax_out_edges_stage2", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
 WB_SOURCE_RULES_TEST(sssp_source, stage3_atomics,

@@ -50,25 +50,28 @@ __global__ void relax_all_stage1(sssp_graph g, int *dist, int *changed)
 
 /* Takes node u off the worklist and returns its current distance. The flag
  * is cleared before the distance is read: an improvement that lands after
- * the read pushes u again instead of being missed. */
+ * the read pushes u again instead of being missed. The clear is an
+ * exchange that acquires, not a store: a push's exchange of the same flag
+ * either comes after it (and finds the flag clear, or set by another push
+ * since: u is pushed again) or before it, and then this exchange reads that
+ * push's 1 (or a later exchange's) and synchronises with its release, so
+ * the read below sees the lowered distance. A store reads nothing and
+ * synchronises with nothing. */
 __device__ int pop(int u, int *queued, const int *dist)
 {
-    queued[u] = 0;
-    __threadfence();
+    cuda::atomic_ref<int, cuda::thread_scope_device>(queued[u]).exchange(
+        0, cuda::memory_order_acquire);
     return *(volatile const int *)&dist[u];
 }
 
 /* Appends v to the list unless it is already waiting there. The caller has
- * just lowered dist[v]; the fence orders that before the test of the flag,
- * as pop's fence orders its clear before its read. With a fence on both
- * sides the memory model rules out the one bad outcome: pop reads the old
- * distance while this push still sees the old flag and skips v. (The
- * exchange waits for the minimum's result on today's GPUs, but only the
- * fences make it a guarantee.) */
-__device__ void push(int v, int *list, int *count, int *queued)
+ * just lowered dist[v]; the exchange releases, so that a pop whose acquiring
+ * exchange reads this 1 sees the lowered distance (pop says why that is
+ * enough). Release and acquire cost less than a fence on each side: a
+ * __threadfence() is an SC fence that also empties the SM's L1 cache. */__device__ void push(int v, int *list, int *count, int *queued)
 {
-    __threadfence();
-    if (atomicExch(&queued[v], 1) == 0)
+    if (cuda::atomic_ref<int, cuda::thread_scope_device>(queued[v]).exchange(
+            1, cuda::memory_order_release) == 0)
         list[atomicAdd(count, 1)] = v;
 }
 
