@@ -111,7 +111,8 @@ enum { NY_NODES = 264346, NY_ARCS = 733846 };
 
 int main(int argc, char **argv)
 {
-    const char *file = NULL, *gen = "default", *write = NULL, *road = SSSP_DATA "/USA-road-d.NY.gr.gz";
+    const char *file = NULL, *gen = "default", *write = NULL;
+    const char *road = SSSP_DATA "/USA-road-d.NY.gr.gz";
     int source = 1, scale = 22, nodes = 0, degree = 16, long_edges = -1, max_weight = 1000;
     const wb_option options[] = {
         {"stage", "S", WB_INT, &only_stage, 0, 3, "time only stage S (default: all)"},

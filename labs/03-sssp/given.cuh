@@ -234,9 +234,9 @@ __device__ void relax_edges_stage3(sssp_graph g, int *dist, near_far nf, int du,
 /* Lanes per node this round: a power of two up to 32, as many as the grid
  * has threads for. On a road network the near list holds a few thousand
  * nodes of about 4 edges: with one lane per node the GPU idles while each
- * lane walks its 4 edges one after another (a load, an atomicMin, a fence,
- * an exchange each: microseconds); with several lanes the edges are relaxed
- * at once. A list longer than half the grid's threads keeps a lane per node. */
+ * lane walks its 4 edges one after another (loads, an atomicMin, an
+ * exchange, an atomicAdd each: microseconds); with several lanes the edges
+ * are relaxed at once. A list longer than half the grid's threads keeps a lane per node. */
 __device__ int lanes_per_node(int n)
 {
     int threads = gridDim.x * blockDim.x, lanes = 1;

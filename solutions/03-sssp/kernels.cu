@@ -68,7 +68,8 @@ __device__ int pop(int u, int *queued, const int *dist)
  * just lowered dist[v]; the exchange releases, so that a pop whose acquiring
  * exchange reads this 1 sees the lowered distance (pop says why that is
  * enough). Release and acquire cost less than a fence on each side: a
- * __threadfence() is an SC fence that also empties the SM's L1 cache. */__device__ void push(int v, int *list, int *count, int *queued)
+ * __threadfence() is an SC fence that also empties the SM's L1 cache. */
+__device__ void push(int v, int *list, int *count, int *queued)
 {
     if (cuda::atomic_ref<int, cuda::thread_scope_device>(queued[v]).exchange(
             1, cuda::memory_order_release) == 0)
