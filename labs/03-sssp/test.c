@@ -740,6 +740,7 @@ Test(sssp, stage3_empty_phases)
     device_side_free(&d);
     graph_free(&host);
 }
+
 /* Hubs next to small nodes: a hub's leaves get the hub's distance plus
  * their weight only when the warp (or block) that expands it uses the hub's
  * distance, not each lane's own (__shfl_sync from the hub's lane). */
@@ -751,7 +752,6 @@ Test(sssp, stage3_hubs)
     check_stage(3, &g, 0, "hubs among 20000 small nodes, delta 300", 300);
     graph_free(&g);
 }
-
 
 #define STAGE_TESTS(N)                                                                \
     Test(sssp, stage##N##_small_graphs) { check_small_graphs(N); }                   \
@@ -777,8 +777,8 @@ static void expect_error(int stage, sssp_graph g, int source, int *dist, sssp_wo
 
 /* What no run on one GPU shows reliably: pop's or push's exchange without
  * its acquire or release (or pop's a plain store), the distance read
- * without volatile, an atomicMin made a plain store where
- * the test's graphs happen not to race (handouts/03-sssp.md, "Classic
+ * without volatile, an atomicMin made a plain store where the test's
+ * graphs happen not to race (handouts/03-sssp.md, "Classic
  * mistakes"). These tests read kernels.cu (wb_test.h, "source rules") and
  * need no GPU. */
 WB_SOURCE_SUITE(sssp_source);
