@@ -255,18 +255,20 @@ __device__ __forceinline__ unsigned warp_total(unsigned value)
     return __shfl_sync(FULL_WARP, warp_inclusive_scan(value), 31);
 }
 
-/* A tile number in the order in which the blocks claim them, not blockIdx.x.
+/* Tile numbers in the order in which the blocks claim them, not blockIdx.x.
  * A tile waits (in the look-back) for the tiles before it. The GPU runs the
  * blocks of a grid in no promised order and only as many at once as fit:
  * if tiles were blockIdx.x, block 5000 could be resident, spinning on tile
  * 4999, while block 4999 waits for a free SM that the spinning blocks never
  * give back: a deadlock. Numbered by an atomic counter, a block only ever
  * waits for tiles that blocks already running have claimed, and those can
- * always finish. Thread 0 claims; the barrier hands the number to all. */
-__device__ __forceinline__ unsigned claim_tile(unsigned *tile_counter, unsigned *shared_tile)
+ * always finish. Thread 0 claims `count` consecutive tiles and returns the
+ * first; the barrier hands the number to all. */
+__device__ __forceinline__ unsigned claim_tiles(unsigned *tile_counter, unsigned count,
+                                                unsigned *shared_tile)
 {
     if (threadIdx.x == 0)
-        *shared_tile = atomicAdd(tile_counter, 1u);
+        *shared_tile = atomicAdd(tile_counter, count);
     __syncthreads();
     return *shared_tile;
 }
@@ -285,12 +287,9 @@ __device__ __forceinline__ unsigned claim_tile(unsigned *tile_counter, unsigned 
  * first, and scans and looks back while they are in flight. Thread 0 claims
  * the tile after that on the way (its atomic's round trip hides behind the
  * look-back too) and hands it over with the prefix at the barrier. The
- * counter gives a block its tiles in increasing order, so claim_tile's
+ * counter gives a block its tiles in increasing order, so claim_tiles'
  * argument still holds: a block waits only for tiles that running blocks
- * have claimed and will reach. The first two tiles are claimed one round
- * after the other, not two at once: with tiles 2b and 2b + 1 for block b,
- * tile 2b + 2 would wait for block b's second tile, hence for its first,
- * hence for tile 2b - 1: one chain through every block. */
+ * have claimed and will reach. */
 __global__ void scan_single_pass(scan_kind kind, const unsigned *__restrict__ in,
                                  unsigned *__restrict__ out, unsigned n, unsigned tiles,
                                  tile_status status, unsigned *tile_counter)
@@ -300,13 +299,11 @@ __global__ void scan_single_pass(scan_kind kind, const unsigned *__restrict__ in
      * written again in iteration k + 2, after the barrier of k + 1, which
      * every thread passes only after reading it. */
     __shared__ unsigned shared_tile, shared_prefix[2], shared_claimed[2];
+    unsigned tile = claim_tiles(tile_counter, 2, &shared_tile), next = tile + 1;
     uint4 x[SCAN_ROUNDS], next_x[SCAN_ROUNDS];
     unsigned start[SCAN_ROUNDS];
-    unsigned tile = claim_tile(tile_counter, &shared_tile);
     if (tile < tiles)
-        load_tile(in, n, tile, x);   // in flight during the second claim
-    __syncthreads();                 // every thread has read shared_tile before it is written again
-    unsigned next = claim_tile(tile_counter, &shared_tile);
+        load_tile(in, n, tile, x);
     for (unsigned k = 0; tile < tiles; k++) {
         unsigned claimed = 0;
         if (threadIdx.x == 0)
@@ -372,7 +369,7 @@ __global__ void compact_single_pass(const unsigned *__restrict__ flags, unsigned
 {
     __shared__ unsigned totals[SCAN_MAX_BLOCK / 32];
     __shared__ unsigned shared_tile, shared_offset;
-    unsigned tile = claim_tile(tile_counter, &shared_tile);
+    unsigned tile = claim_tiles(tile_counter, 1, &shared_tile);
     uint4 keep[SCAN_ROUNDS];
     unsigned start[SCAN_ROUNDS];
     load_tile(flags, n, tile, keep);
