@@ -255,78 +255,45 @@ __device__ __forceinline__ unsigned warp_total(unsigned value)
     return __shfl_sync(FULL_WARP, warp_inclusive_scan(value), 31);
 }
 
-/* Tile numbers in the order in which the blocks claim them, not blockIdx.x.
+/* A tile number in the order in which the blocks start, not blockIdx.x.
  * A tile waits (in the look-back) for the tiles before it. The GPU runs the
  * blocks of a grid in no promised order and only as many at once as fit:
  * if tiles were blockIdx.x, block 5000 could be resident, spinning on tile
  * 4999, while block 4999 waits for a free SM that the spinning blocks never
  * give back: a deadlock. Numbered by an atomic counter, a block only ever
  * waits for tiles that blocks already running have claimed, and those can
- * always finish. Thread 0 claims `count` consecutive tiles and returns the
- * first; the barrier hands the number to all. */
-__device__ __forceinline__ unsigned claim_tiles(unsigned *tile_counter, unsigned count,
-                                                unsigned *shared_tile)
+ * always finish. Thread 0 claims; the barrier hands the number to all. */
+__device__ __forceinline__ unsigned claim_tile(unsigned *tile_counter, unsigned *shared_tile)
 {
     if (threadIdx.x == 0)
-        *shared_tile = atomicAdd(tile_counter, count);
+        *shared_tile = atomicAdd(tile_counter, 1u);
     __syncthreads();
     return *shared_tile;
 }
 
 /* ------------------------------------------------------------ stage 4 */
 
-/* Stage 4: one pass. For each tile: load and scan it, learn what the tiles
- * before it add up to (the first warp, through the tile status), add that,
- * store.
- *
- * A tile's look-back waits for the tiles before it, and a block that only
- * waited would leave the memory idle meanwhile. So the grid has only as
- * many blocks as fit on the GPU at once (scan_async asks the occupancy
- * calculator), each looping over tiles, one tile ahead: a block enters the
- * loop for its tile knowing its next tile, issues the next tile's loads
- * first, and scans and looks back while they are in flight. Thread 0 claims
- * the tile after that on the way (its atomic's round trip hides behind the
- * look-back too) and hands it over with the prefix at the barrier. The
- * counter gives a block its tiles in increasing order, so claim_tiles'
- * argument still holds: a block waits only for tiles that running blocks
- * have claimed and will reach. */
+// Stage 4: one pass. Load and scan the tile, learn what the tiles before it
+// add up to (the first warp, through the tile status), add that, store.
 __global__ void scan_single_pass(scan_kind kind, const unsigned *__restrict__ in,
-                                 unsigned *__restrict__ out, unsigned n, unsigned tiles,
-                                 tile_status status, unsigned *tile_counter)
+                                 unsigned *__restrict__ out, unsigned n, tile_status status,
+                                 unsigned *tile_counter)
 {
     __shared__ unsigned totals[SCAN_MAX_BLOCK / 32];
-    /* Iteration k's prefix and claimed tile go to word k % 2: that word is
-     * written again in iteration k + 2, after the barrier of k + 1, which
-     * every thread passes only after reading it. */
-    __shared__ unsigned shared_tile, shared_prefix[2], shared_claimed[2];
-    unsigned tile = claim_tiles(tile_counter, 2, &shared_tile), next = tile + 1;
-    uint4 x[SCAN_ROUNDS], next_x[SCAN_ROUNDS];
+    __shared__ unsigned shared_tile, shared_prefix;
+    unsigned tile = claim_tile(tile_counter, &shared_tile);
+    uint4 x[SCAN_ROUNDS];
     unsigned start[SCAN_ROUNDS];
-    if (tile < tiles)
-        load_tile(in, n, tile, x);
-    for (unsigned k = 0; tile < tiles; k++) {
-        unsigned claimed = 0;
+    load_tile(in, n, tile, x);
+    unsigned aggregate = tile_scan(x, start, totals);
+    if (threadIdx.x < 32) {
+        unsigned prefix = tile_exclusive_prefix(status, tile, aggregate);
         if (threadIdx.x == 0)
-            claimed = atomicAdd(tile_counter, 1u);   // needed only at the barrier
-        if (next < tiles)
-            load_tile(in, n, next, next_x);          // in flight during the look-back
-        unsigned aggregate = tile_scan(x, start, totals);
-        if (threadIdx.x < 32) {
-            unsigned prefix = tile_exclusive_prefix(status, tile, aggregate);
-            if (threadIdx.x == 0) {
-                shared_prefix[k % 2] = prefix;
-                shared_claimed[k % 2] = claimed;
-            }
-        }
-        __syncthreads();
-        finish_tile(kind, x, start, shared_prefix[k % 2]);
-        store_tile(out, n, tile, x);
-        tile = next;
-        next = shared_claimed[k % 2];
-#pragma unroll
-        for (int r = 0; r < SCAN_ROUNDS; r++)
-            x[r] = next_x[r];
+            shared_prefix = prefix;
     }
+    __syncthreads();
+    finish_tile(kind, x, start, shared_prefix);
+    store_tile(out, n, tile, x);
 }
 
 /* For scan_look_back_probe: the warp of block 2 looks back from tile 2 at
@@ -369,7 +336,7 @@ __global__ void compact_single_pass(const unsigned *__restrict__ flags, unsigned
 {
     __shared__ unsigned totals[SCAN_MAX_BLOCK / 32];
     __shared__ unsigned shared_tile, shared_offset;
-    unsigned tile = claim_tiles(tile_counter, 1, &shared_tile);
+    unsigned tile = claim_tile(tile_counter, &shared_tile);
     uint4 keep[SCAN_ROUNDS];
     unsigned start[SCAN_ROUNDS];
     load_tile(flags, n, tile, keep);
@@ -489,22 +456,6 @@ static tile_status reset_status(void *scratch, unsigned tiles, unsigned **tile_c
     return status;
 }
 
-/* Stage 4's grid: as many blocks of block_size as fit on the GPU at once.
- * Asked once per block size (this process's GPU does not change). */
-static unsigned resident_blocks(int block_size)
-{
-    static unsigned blocks[SCAN_MAX_BLOCK + 1];
-    if (blocks[block_size] == 0) {
-        int device, sms, per_sm;
-        CUDA_CHECK(cudaGetDevice(&device));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scan_single_pass,
-                                                                 block_size, 0));
-        blocks[block_size] = (unsigned)(sms * per_sm);
-    }
-    return blocks[block_size];
-}
-
 static void check_vectors(const char *entry, const void *p, const char *what)
 {
     if ((uintptr_t)p % 16 != 0)
@@ -560,9 +511,8 @@ void scan_async(int stage, scan_kind kind, const unsigned *d_in, unsigned *d_out
     case 4: {
         unsigned *tile_counter;
         tile_status status = reset_status(d_scratch, tiles, &tile_counter, stream);
-        unsigned blocks = resident_blocks(block_size);
-        scan_single_pass<<<blocks < tiles ? blocks : tiles, block_size, 0, stream>>>(
-            kind, d_in, d_out, (unsigned)n, tiles, status, tile_counter);
+        scan_single_pass<<<tiles, block_size, 0, stream>>>(kind, d_in, d_out, (unsigned)n,
+                                                           status, tile_counter);
         CUDA_CHECK_LAUNCH();
         break;
     }
