@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "bench.h"
 #include "lab.h"
@@ -491,19 +492,36 @@ static void um_advise(saxpy_device *m, bool set)
     }
 }
 
-/* One warm-up run, checked, then reps timed runs, each prepared untimed;
- * the median in ms. The events bracket host work (the waits, the host's
- * read), so the time is the wall time the host saw. */
-static double time_um_variant(um_job *job, int reps)
+/* Page faults the host has taken so far, as the operating system counts
+ * them (minor: served from memory; a managed page coming back from the GPU
+ * is one). The GPU's own faults need a profiler (nsys). */
+static long host_page_faults(void)
+{
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) != 0)
+        wb_fail("getrusage failed");
+    return usage.ru_minflt + usage.ru_majflt;
+}
+
+typedef struct {
+    double median_ms, host_faults;   /* host faults: per run, in the timed part */
+} um_timing;
+
+/* One warm-up run, checked, then reps timed runs, each prepared untimed.
+ * The events bracket host work (the waits, the host's read), so a time is
+ * the wall time the host saw. */
+static um_timing time_um_variant(um_job *job, int reps)
 {
     cudaEvent_t start, stop;
     double *ms = malloc(sizeof(double) * (size_t)reps);
+    long faults = 0;
     if (!ms)
         wb_fail("out of host memory");
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
     for (int r = -1; r < reps; r++) {
         um_prepare(job);
+        long before = host_page_faults();
         CUDA_CHECK(cudaEventRecord(start, 0));
         um_run(job);
         CUDA_CHECK(cudaEventRecord(stop, 0));
@@ -512,15 +530,16 @@ static double time_um_variant(um_job *job, int reps)
             check_result(job->b, um_result(job), um_names[job->variant]);
             continue;
         }
+        faults += host_page_faults() - before;
         float t = 0.0f;
         CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
         ms[r] = t;
     }
     CUDA_CHECK(cudaEventDestroy(start));
     CUDA_CHECK(cudaEventDestroy(stop));
-    double median = wb_median(ms, reps);
+    um_timing timing = {wb_median(ms, reps), (double)faults / reps};
     free(ms);
-    return median;
+    return timing;
 }
 
 /* The table: every variant (or only `only`), at `repeat` FMAs per element,
@@ -542,18 +561,19 @@ static void managed_table(bench *b, int repeat, int only, link_gbps link, int re
              "copies above): %.1f ms for the 12 bytes per element", n, repeat, reps, link.h2d,
              link.d2h, link_ms);
     wb_table *table = wb_table_new("streams-managed", title,
-                                   "variant|time (ms)|GB/s across the link|share of the link");
+                                   "variant|time (ms)|GB/s across the link|share of the link|"
+                                   "host page faults per run");
     for (int v = 0; v < UM_VARIANTS; v++) {
         if (only != WB_ALL_STAGES && v != only)
             continue;
         job.variant = v;
         if (v == UM_HINTS)
             um_advise(job.managed, true);
-        double ms = time_um_variant(&job, reps);
+        um_timing t = time_um_variant(&job, reps);
         if (v == UM_HINTS)
             um_advise(job.managed, false);
-        wb_table_row(table, "%s|%.1f|%.1f|%.2f", um_names[v], ms, wb_gbps(in + out, ms),
-                     link_ms / ms);
+        wb_table_row(table, "%s|%.1f|%.1f|%.2f|%.0f", um_names[v], t.median_ms,
+                     wb_gbps(in + out, t.median_ms), link_ms / t.median_ms, t.host_faults);
     }
     wb_table_print(table, stdout);
     wb_table_free(table);
