@@ -801,16 +801,16 @@ static int last_prefetch(const void *p, size_t bytes, const char *what)
     return wb_observe_int(what, (int)type);
 }
 
-/* The last prefetch of the whole array, and of its first float only (the
- * page holding it), name the mistake: a range prefetched only in part was
- * given a count of floats where bytes were wanted. */
+/* The last prefetch of the whole array, and of its first 4 KiB page only,
+ * name the mistake: a range prefetched only in part was given a count of
+ * floats where bytes were wanted. */
 static void check_prefetched(const char *array, const float *data, int n, bool to_gpu)
 {
     char label[200];
     snprintf(label, sizeof label, "last prefetch of all of %s", array);
     int all = last_prefetch(data, sizeof(float) * (size_t)n, label);
     snprintf(label, sizeof label, "last prefetch of %s's first page", array);
-    int first = last_prefetch(data, sizeof(float), label);
+    int first = last_prefetch(data, 4096, label);   // n is far larger
     const char *where = to_gpu ? "to the GPU before the kernel" : "back to the host after the kernel";
     bool first_right = to_gpu ? first == cudaMemLocationTypeDevice : host_location(first);
     bool all_right = to_gpu ? all == cudaMemLocationTypeDevice : host_location(all);
