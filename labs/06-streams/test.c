@@ -751,6 +751,9 @@ static void check_managed_result(const problem *p, saxpy_device *dev, int run, c
     free(after_sync);
 }
 
+/* Version 5 twice on n elements, the second time with new inputs in the
+ * same managed arrays (make_problem gives the inputs and the expected
+ * results; its host arrays go unused here). */
 static void check_managed(int n, int repeat, int block_size)
 {
     char name[96], what[256];
