@@ -547,6 +547,14 @@ static um_timing time_um_variant(um_job *job, int reps)
  * bytes per element across the link (x and y in, the result out). */
 static void managed_table(bench *b, int repeat, int only, link_gbps link, int reps)
 {
+    int device, concurrent = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, device));
+    if (!concurrent) {
+        printf("\nunified memory: not timed: this system does not let the host and the GPU use "
+               "managed memory at the same time (concurrentManagedAccess = 0)\n");
+        return;
+    }
     saxpy_config saved = b->cfg;
     b->cfg.repeat = repeat;
     b->cfg.streams = b->cfg.segments = 1;
