@@ -865,6 +865,19 @@ Test(streams, stage5_launch_checked,
     saxpy_device_free(dev);
 }
 
+/* Given code (saxpy_check_managed, which version 5 calls first): device
+ * state from cudaMalloc is refused with a message that says why. */
+Test(streams, given_refuses_unmanaged,
+     .description = "version 5 refuses x and y that are not managed memory")
+{
+    skip_without_concurrent_managed_access();
+    saxpy_device *dev = saxpy_device_new(4, 1);
+    saxpy_config cfg = {1.0f, 1, 1, 1, 32, false};
+    wb_expect_error("saxpy_v5_managed on device state from saxpy_device_new (cudaMalloc)",
+                    "must be managed memory", saxpy_v5_managed(&cfg, dev));
+    saxpy_device_free(dev);
+}
+
 /* --------------------------------------------------------------- timing */
 
 typedef struct {
