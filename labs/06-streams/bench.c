@@ -478,8 +478,8 @@ static void um_advise(saxpy_device *m, bool set)
 {
     int device;
     CUDA_CHECK(cudaGetDevice(&device));
-    struct cudaMemLocation host = {cudaMemLocationTypeHost, 0}, gpu = {cudaMemLocationTypeDevice,
-                                                                        device};
+    struct cudaMemLocation host = {cudaMemLocationTypeHost, 0};
+    struct cudaMemLocation gpu = {cudaMemLocationTypeDevice, device};
     size_t bytes = sizeof(float) * (size_t)m->n;
     float *arrays[2] = {m->x, m->y};
     for (int k = 0; k < 2; k++) {
