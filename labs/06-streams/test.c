@@ -793,6 +793,8 @@ static bool host_location(int type)
            type == cudaMemLocationTypeHostNumaCurrent;
 }
 
+static bool device_location(int type) { return type == cudaMemLocationTypeDevice; }
+
 /* Where the last prefetch of every page of [p, p + bytes) went (a
  * cudaMemLocationType), as CUDA recorded it; cudaMemLocationTypeInvalid
  * when some page was never prefetched, or pages went to different places. */
@@ -804,27 +806,28 @@ static int last_prefetch(const void *p, size_t bytes, const char *what)
     return wb_observe_int(what, (int)type);
 }
 
-/* The last prefetch of the whole array, and of its first 4 KiB page only,
- * name the mistake: a range prefetched only in part was given a count of
- * floats where bytes were wanted. */
+/* The last prefetch of the whole array, and of its first 4 KiB page only
+ * (n is far larger), name the mistake: a range prefetched only in part was
+ * given a count of floats where bytes were wanted. */
 static void check_prefetched(const char *array, const float *data, int n, bool to_gpu)
 {
     char label[200];
     snprintf(label, sizeof label, "last prefetch of all of %s", array);
     int all = last_prefetch(data, sizeof(float) * (size_t)n, label);
     snprintf(label, sizeof label, "last prefetch of %s's first page", array);
-    int first = last_prefetch(data, 4096, label);   // n is far larger
-    const char *where = to_gpu ? "to the GPU before the kernel" : "back to the host after the kernel";
-    bool first_right = to_gpu ? first == cudaMemLocationTypeDevice : host_location(first);
-    bool all_right = to_gpu ? all == cudaMemLocationTypeDevice : host_location(all);
-    cr_assert(all_right || !first_right,
+    int first = last_prefetch(data, 4096, label);
+    bool (*right)(int) = to_gpu ? device_location : host_location;
+    bool (*wrong)(int) = to_gpu ? host_location : device_location;
+    const char *where = to_gpu ? "to the GPU before the kernel"
+                               : "back to the host after the kernel";
+    cr_assert(right(all) || !right(first),
               "only the start of %s was prefetched %s: cudaMemPrefetchAsync counts bytes, "
               "n * sizeof(float), not n elements " WB_SEED_HINT, array, where, wb_seed());
-    cr_assert(all_right || !(to_gpu ? host_location(first) : first == cudaMemLocationTypeDevice),
+    cr_assert(right(all) || !wrong(first),
               "%s went to the wrong place last: it must be prefetched %s (%s) " WB_SEED_HINT,
               array, where, to_gpu ? "{cudaMemLocationTypeDevice, the device}"
                                    : "{cudaMemLocationTypeHost, 0}", wb_seed());
-    cr_assert(all_right, "%s was never prefetched %s: without it the %s faults its pages over "
+    cr_assert(right(all), "%s was never prefetched %s: without it the %s faults its pages over "
               "one by one " WB_SEED_HINT, array, where, to_gpu ? "kernel" : "host", wb_seed());
 }
 
