@@ -1,7 +1,9 @@
 """Figure: lab 06's stage 5, the four ways the job's data crosses the link.
 Each row runs from "the host has written x and y" (every page in host
 memory) to "the host can read y": what moves the pages, and when. A
-schematic, not to scale; the H100's times are in the chapter's table."""
+schematic, not to scale, but the rows end in the order of the H100's times
+(the chapter's table): hints first, then the pinned copies, the prefetches,
+and on demand last."""
 import sys
 
 from svg import Svg
@@ -31,7 +33,7 @@ rows = [
     ("on demand", "no prefetch, no hints"),
     ("prefetch (version 5)", "cudaMemPrefetchAsync both ways"),
     ("hints", "prefers host, GPU accessed-by"),
-    ("explicit copies", "cudaMalloc + cudaMemcpy"),
+    ("explicit copies", "cudaMemcpy, pinned host memory"),
 ]
 for k, (name, how) in enumerate(rows):
     y = 60 + k * ROW
@@ -47,25 +49,28 @@ s.text((LEFT + 520) / 2, y - 8, "kernel: GPU page faults pull x, y over", size=1
 faults(530, RIGHT, y, 12)
 s.text((530 + RIGHT) / 2, y - 8, "host reads: CPU page faults pull y back", size=10)
 
-# Prefetch: bulk moves on the stream around the kernel, no faults.
+# Prefetch: bulk moves on the stream around the kernel, no faults; the
+# driver migrates the pages, slower than a copy from pinned memory.
 y = 60 + ROW
-box(LEFT, 470, y, MOVE, "prefetch x, y to the GPU")
-box(470, 540, y, KERNEL, "kernel")
+box(LEFT, 500, y, MOVE, "prefetch x, y to the GPU")
+box(500, 540, y, KERNEL, "kernel", size=10)
 box(540, 660, y, MOVE, "prefetch y back")
 box(660, 700, y, HOST, "read", size=10)
 
-# Hints: nothing migrates; the kernel reads and writes host memory across
-# the link, and the host's read is local.
+# Hints: nothing migrates; the kernel reads x and y and writes y across the
+# link, the two directions at once, and the host's read is local.
 y = 60 + 2 * ROW
-box(LEFT, 640, y, KERNEL, "kernel reads x, y and writes y across the link")
-box(640, 680, y, HOST, "read", size=10)
+box(LEFT, 470, y, KERNEL, "kernel: x, y in and y out at once", size=10)
+s.text((LEFT + 470) / 2, y - 8, "reads and writes host memory across the link", size=10)
+box(470, 510, y, HOST, "read", size=10)
 
-# Explicit copies: the copy engines move the arrays in bulk, then the result back.
+# Explicit copies: the copy engines move the arrays in bulk, then the result
+# back, one direction after the other.
 y = 60 + 3 * ROW
-box(LEFT, 460, y, MOVE, "cudaMemcpy x, y in")
-box(460, 530, y, KERNEL, "kernel")
-box(530, 640, y, MOVE, "cudaMemcpy y out")
-box(640, 680, y, HOST, "read", size=10)
+box(LEFT, 390, y, MOVE, "cudaMemcpy x, y in")
+box(390, 430, y, KERNEL, "kernel", size=10)
+box(430, 510, y, MOVE, "copy y out", size=10)
+box(510, 550, y, HOST, "read", size=10)
 
 # Legend.
 y = 330
