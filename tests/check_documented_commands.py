@@ -33,10 +33,10 @@ block or span, what a command changed in the scratch is put back.
 A command that exits 77 passes, skipped, with the reason it printed: without
 a GPU, a benchmark or a lab's tests do so after parsing their options. A
 command that needs a GPU has, where there is none, the program of the build
-it wraps (under compute-sanitizer or ncu) run alone, for the same check of
-its options; and a test binary's --filter must name one of its tests. With
---gpu (on a GPU machine: tests/gpu-check --steps commands) the commands that
-need a GPU run too, and a skip for want of a GPU is a failure.
+it wraps (under compute-sanitizer, ncu or nsys) run alone, for the same
+check of its options; and a test binary's --filter must name one of its
+tests. With --gpu (on a GPU machine: tests/gpu-check --steps commands) the
+commands that need a GPU run too, and a skip for want of a GPU is a failure.
 
 Ends with "N run, N passed, N failed, N not run" after the reasons for what
 was skipped or not run. Exit status: 0 all passed, 1 a command or a document
@@ -116,6 +116,8 @@ RULES = (
     (r"^compute-sanitizer\b|^grading/workbook sanitize\b", GPU,
      "compute-sanitizer runs the program on a GPU"),
     (r"^ncu\b", GPU, "Nsight Compute profiles on a GPU"),
+    (r"^nsys\b", GPU,
+     "Nsight Systems profiles on a GPU; its stats read the profile written there"),
     (r"^nvidia-smi\b", GPU, "asks the NVIDIA driver about its GPUs"),
     (r"--gpu-arch auto\b", GPU, "rebuilds build/ for the GPU present"),
     (r"^grading/workbook grade\b", GPU,
@@ -317,8 +319,8 @@ def substituted(text):
 
 def wrapped_program(text):
     """The program of the build that a command runs under a tool
-    (compute-sanitizer, ncu), with its arguments up to a redirection or the
-    next command; None if there is none."""
+    (compute-sanitizer, ncu, nsys), with its arguments up to a redirection or
+    the next command; None if there is none."""
     words = shlex.split(text)
     for i, word in enumerate(words[1:], 1):
         if BUILT.match(word):

@@ -2,8 +2,10 @@
  * Lab 06 benchmark: host<->device bandwidth, the five versions at 2^28
  * floats, the overlap they reach against the ideal pipeline, and the
  * implicit-synchronisation experiment, with version 4's events written as a
- * timeline (CSV; timeline.py draws it). `streams-bench-reference --help`
- * for the options (common/bench.h).
+ * timeline (CSV; timeline.py draws it); then unified memory (stage 5): the
+ * job on managed memory moved on demand, by prefetches or under hints,
+ * against explicit copies. `streams-bench-reference --help` for the options
+ * (common/bench.h).
  * Exits 1 when the best overlapped version misses the lab's targets.
  */
 #include <limits.h>
@@ -105,6 +107,8 @@ static double ideal_ms(stage_times t, int m)
 static void prepare_check(bench *b)
 {
     int n = b->pinned.n, stride = n / 4096 > 1 ? n / 4096 : 1, count = 0;
+    free(b->sample);   // the unified-memory table prepares again for its repeat
+    free(b->expected);
     b->sample = malloc(sizeof(int) * (size_t)(n / stride + 2 * SAXPY_MAX_SEGMENTS + 2));
     for (int i = 0; i < n; i += stride)
         b->sample[count++] = i;
@@ -126,24 +130,33 @@ static void prepare_check(bench *b)
     }
 }
 
+/* Fails, naming `what`, unless result holds the expected values at the
+ * sample's indices. */
+static void check_result(const bench *b, const float *result, const char *what)
+{
+    float *got = malloc(sizeof(float) * (size_t)b->samples);
+    if (!got)
+        wb_fail("out of host memory");
+    for (int j = 0; j < b->samples; j++)
+        got[j] = result[b->sample[j]];
+    double error = wb_rel_error(got, b->expected, (size_t)b->samples),
+           allowed = ldexp(b->cfg.repeat, -24);
+    if (!(error < allowed))
+        wb_fail("%s computes wrong results (relative error %g on a sample, allowed %g): run "
+                "the tests first", what, error, allowed);
+    free(got);
+}
+
 /* Validate before timing: a fast wrong version is not a result. */
 static void check_version(bench *b)
 {
     saxpy_host *host = b->version == 0 ? &b->pageable : &b->pinned;
     memset(host->z, 0xFF, sizeof(float) * (size_t)host->n);
     run(b);
-    float *got = malloc(sizeof(float) * (size_t)b->samples);
-    if (!got)
-        wb_fail("out of host memory");
-    for (int j = 0; j < b->samples; j++)
-        got[j] = host->z[b->sample[j]];
-    double error = wb_rel_error(got, b->expected, (size_t)b->samples),
-           allowed = ldexp(b->cfg.repeat, -24);
-    if (!(error < allowed))
-        wb_fail("version %d (streams = %d, segments = %d) computes wrong results (relative "
-                "error %g on a sample, allowed %g): run the tests first",
-                b->version, b->cfg.streams, b->cfg.segments, error, allowed);
-    free(got);
+    char what[128];
+    snprintf(what, sizeof what, "version %d (streams = %d, segments = %d)", b->version,
+             b->cfg.streams, b->cfg.segments);
+    check_result(b, host->z, what);
 }
 
 static double time_version(bench *b, int version, int streams, int segments, int reps)
@@ -256,8 +269,13 @@ static void teardown(bench *b)
     }
 }
 
-/* 1. Host <-> device bandwidth over up to 256 MiB. */
-static void bandwidth_table(bench *b, int reps)
+/* The pinned link's bandwidth each way, GB/s: the unified-memory yardstick. */
+typedef struct {
+    double h2d, d2h;
+} link_gbps;
+
+/* 1. Host <-> device bandwidth over up to 256 MiB; returns the pinned figures. */
+static link_gbps bandwidth_table(bench *b, int reps)
 {
     size_t bytes = sizeof(float) * (size_t)b->pinned.n;
     size_t copy_bytes = bytes < ((size_t)256 << 20) ? bytes : (size_t)256 << 20;
@@ -265,16 +283,18 @@ static void bandwidth_table(bench *b, int reps)
     snprintf(title, sizeof title, "host <-> device bandwidth, %zu MiB per copy, %s, median of %d",
              copy_bytes >> 20, wb_device_info().name, reps);
     wb_table *table = wb_table_new("streams-bandwidth", title, "direction|host memory|GB/s");
+    link_gbps link = {0.0, 0.0};
     for (int pinned = 0; pinned < 2; pinned++) {
         saxpy_host *h = pinned ? &b->pinned : &b->pageable;
-        double h2d = copy_gbps(b->dev->x, h->x, copy_bytes, cudaMemcpyHostToDevice, reps);
-        double d2h = copy_gbps(h->z, b->dev->y, copy_bytes, cudaMemcpyDeviceToHost, reps);
+        link.h2d = copy_gbps(b->dev->x, h->x, copy_bytes, cudaMemcpyHostToDevice, reps);
+        link.d2h = copy_gbps(h->z, b->dev->y, copy_bytes, cudaMemcpyDeviceToHost, reps);
         const char *kind = pinned ? "pinned" : "pageable";
-        wb_table_row(table, "host to device|%s|%.1f", kind, h2d);
-        wb_table_row(table, "device to host|%s|%.1f", kind, d2h);
+        wb_table_row(table, "host to device|%s|%.1f", kind, link.h2d);
+        wb_table_row(table, "device to host|%s|%.1f", kind, link.d2h);
     }
     wb_table_print(table, stdout);
     wb_table_free(table);
+    return link;   // the pinned pair: the loop's last
 }
 
 /* 2. The intensity: the given repeat, or the one at which the kernel takes
@@ -386,6 +406,177 @@ static void implicit_sync_table(bench *b, int streams, int segments, double v1, 
     wb_table_free(table);
 }
 
+/* 6. Unified memory: the job from "the host has just written x and y" to
+ * "the host can read the result", five ways. */
+enum { UM_ON_DEMAND, UM_PREFETCH, UM_HINTS, UM_PAGEABLE, UM_PINNED, UM_VARIANTS };
+
+static const char *const um_names[UM_VARIANTS] = {
+    "managed, on demand (page faults)", "managed + prefetch (version 5)",
+    "managed + hints (prefers host, GPU accessed-by)", "explicit copies, pageable (version 0)",
+    "explicit copies, pinned (version 1)"};
+
+typedef struct {
+    bench *b;
+    saxpy_device *managed;   /* x and y from cudaMallocManaged */
+    int variant;
+    float checksum;          /* what the host read of the result (kept, so that it is read) */
+} um_job;
+
+/* The host reads one float of every 4 KiB page of the result: after this,
+ * every page of it is in host memory, however it got there. */
+static float read_every_page(const float *result, int n)
+{
+    float sum = 0.0f;
+    for (int i = 0; i < n; i += 4096 / (int)sizeof(float))
+        sum += result[i];
+    return sum;
+}
+
+static const float *um_result(const um_job *job)
+{
+    switch (job->variant) {
+    case UM_PAGEABLE: return job->b->pageable.z;
+    case UM_PINNED: return job->b->pinned.z;
+    default: return job->managed->y;
+    }
+}
+
+/* Untimed, before each run: the host writes the inputs of the managed
+ * variants again (y was updated in place), which brings every page of x
+ * and y back to host memory, wherever the last run left it. The explicit
+ * variants read host arrays that never move. */
+static void um_prepare(um_job *job)
+{
+    size_t bytes = sizeof(float) * (size_t)job->managed->n;
+    if (job->variant <= UM_HINTS) {
+        memcpy(job->managed->x, job->b->pinned.x, bytes);
+        memcpy(job->managed->y, job->b->pinned.y, bytes);
+    }
+}
+
+/* Timed: the job, then the host's read of the result. */
+static void um_run(um_job *job)
+{
+    bench *b = job->b;
+    saxpy_device *m = job->managed;
+    switch (job->variant) {
+    case UM_PREFETCH: saxpy_v5_managed(&b->cfg, m); break;
+    case UM_PAGEABLE: saxpy_v0_sync(&b->cfg, b->dev, &b->pageable); break;
+    case UM_PINNED: saxpy_v1_pinned(&b->cfg, b->dev, &b->pinned); break;
+    default:   // on demand and under hints: the kernel alone touches the pages
+        saxpy_launch(&b->cfg, m, saxpy_segment_of(m->n, 1, 0), m->stream[0]);
+        CUDA_CHECK(cudaStreamSynchronize(m->stream[0]));
+    }
+    job->checksum += read_every_page(um_result(job), m->n);
+}
+
+/* The hints variant's advice on x and y: keep the pages in host memory, and
+ * map them for the GPU, which then reads and writes them across the link
+ * without a fault or a migration. set = false takes the advice back. */
+static void um_advise(saxpy_device *m, bool set)
+{
+    int device;
+    CUDA_CHECK(cudaGetDevice(&device));
+    struct cudaMemLocation host = {cudaMemLocationTypeHost, 0};
+    struct cudaMemLocation gpu = {cudaMemLocationTypeDevice, device};
+    size_t bytes = sizeof(float) * (size_t)m->n;
+    float *arrays[2] = {m->x, m->y};
+    for (int k = 0; k < 2; k++) {
+        CUDA_CHECK(cudaMemAdvise(arrays[k], bytes, set ? cudaMemAdviseSetPreferredLocation
+                                                       : cudaMemAdviseUnsetPreferredLocation,
+                                 host));
+        CUDA_CHECK(cudaMemAdvise(arrays[k], bytes,
+                                 set ? cudaMemAdviseSetAccessedBy : cudaMemAdviseUnsetAccessedBy,
+                                 gpu));
+    }
+}
+
+/* One warm-up run, checked, then reps timed runs, each prepared untimed;
+ * returns the median time in ms. The events bracket host work (the waits,
+ * the host's read), so a time is the wall time the host saw. (Page faults
+ * are not counted here: the GPU's need a profiler, nsys, and the operating
+ * system's count for the process, getrusage, showed none even where the
+ * host reads pages that the kernel left on the GPU.) */
+static double time_um_variant(um_job *job, int reps)
+{
+    cudaEvent_t start, stop;
+    double *ms = malloc(sizeof(double) * (size_t)reps);
+    if (!ms)
+        wb_fail("out of host memory");
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    for (int r = -1; r < reps; r++) {
+        um_prepare(job);
+        CUDA_CHECK(cudaEventRecord(start, 0));
+        um_run(job);
+        CUDA_CHECK(cudaEventRecord(stop, 0));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        if (r < 0) {
+            check_result(job->b, um_result(job), um_names[job->variant]);
+            continue;
+        }
+        float t = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+        ms[r] = t;
+    }
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    double median = wb_median(ms, reps);
+    free(ms);
+    return median;
+}
+
+/* The table: every variant (or only `only`), at `repeat` FMAs per element,
+ * against the pinned link measured in this run. Every variant moves 12
+ * bytes per element across the link (x and y in, the result out). The last
+ * column is the time those bytes take as pinned copies, in and then out, one
+ * direction at a time (version 1 without its kernel), over the variant's
+ * time: above 1, the variant beat such copies, by using both directions of
+ * the link at once or with copies faster than the bandwidth table's. */
+static void managed_table(bench *b, int repeat, int only, link_gbps link, int reps)
+{
+    int device, concurrent = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, device));
+    if (!concurrent) {
+        printf("\nunified memory: not timed: this system does not let the host and the GPU use "
+               "managed memory at the same time (concurrentManagedAccess = 0)\n");
+        return;
+    }
+    saxpy_config saved = b->cfg;
+    b->cfg.repeat = repeat;
+    b->cfg.streams = b->cfg.segments = 1;
+    prepare_check(b);
+    int n = b->pinned.n;
+    um_job job = {b, saxpy_managed_new(n, 1), 0, 0.0f};
+    double in = 8.0 * n, out = 4.0 * n, serial_ms = in / (link.h2d * 1e6) + out / (link.d2h * 1e6);
+    char title[512];
+    snprintf(title, sizeof title,
+             "unified memory: n = %d floats, repeat = %d, median of %d; from the inputs in host "
+             "memory to the result read on the host; serial copies: %.1f ms (the 12 bytes per "
+             "element at the pinned rates above, %.1f GB/s in, then %.1f out)", n, repeat, reps,
+             serial_ms, link.h2d, link.d2h);
+    wb_table *table = wb_table_new("streams-managed", title,
+                                   "variant|time (ms)|GB/s across the link|vs serial copies");
+    for (int v = 0; v < UM_VARIANTS; v++) {
+        if (only != WB_ALL_STAGES && v != only)
+            continue;
+        job.variant = v;
+        if (v == UM_HINTS)
+            um_advise(job.managed, true);
+        double ms = time_um_variant(&job, reps);
+        if (v == UM_HINTS)
+            um_advise(job.managed, false);
+        wb_table_row(table, "%s|%.1f|%.1f|%.2f", um_names[v], ms, wb_gbps(in + out, ms),
+                     serial_ms / ms);
+    }
+    wb_table_print(table, stdout);
+    wb_table_free(table);
+    saxpy_device_free(job.managed);
+    b->cfg = saved;
+    prepare_check(b);
+}
+
 /* Version 4's events: its last overlapped run now, the default-stream
  * experiment once more at the end (timeline_end). */
 static FILE *timeline_begin(const char *path, const bench *b)
@@ -413,12 +604,13 @@ static void timeline_end(FILE *csv, const char *path, bench *b)
 int main(int argc, char **argv)
 {
     int n = 1 << 28, repeat = 0, streams = 4, segments = 32, reps = 5, block = 256;
-    int only = WB_ALL_STAGES;
+    int only = WB_ALL_STAGES, variant = WB_ALL_STAGES;
     double target_efficiency = 0.9, target_speedup = 1.8;
     const char *timeline = NULL;
     const wb_option options[] = {
-        {"stage", "V", WB_INT, &only, 0, 4,
-         "time version V only (default: all, then the sweeps and the targets)"},
+        {"stage", "V", WB_INT, &only, 0, 5,
+         "time version V only; 5: the unified-memory table only (default: every version, "
+         "the sweeps, the unified-memory table and the targets)"},
         {"n", "N", WB_INT, &n, 1, INT_MAX, "floats"},
         {"block", "B", WB_INT, &block, 1, 1024, "threads per block of the kernel"},
         {"reps", "K", WB_INT, &reps, 1, 1e6, "timed runs after a warm-up, median reported"},
@@ -426,7 +618,10 @@ int main(int argc, char **argv)
          "this lab has two targets: --target-efficiency F and --target-speedup X"),
         {"repeat", "R", WB_INT, &repeat, 0, INT_MAX,
          "FMAs per element (default 0: measured, so that the kernel takes as long as the copy "
-         "in)"},
+         "in; 1 in the unified-memory table)"},
+        {"variant", "U", WB_INT, &variant, 0, UM_VARIANTS - 1,
+         "the unified-memory table's variant U only (0 on demand, 1 prefetch, 2 hints, 3 and 4 "
+         "explicit copies: pageable, pinned), for a profiler (default: all)"},
         {"streams", "S", WB_INT, &streams, 1, SAXPY_MAX_STREAMS, "streams"},
         {"segments", "M", WB_INT, &segments, 1, SAXPY_MAX_SEGMENTS, "segments"},
         {"timeline", "FILE", WB_TEXT, &timeline, 0, 0,
@@ -439,7 +634,8 @@ int main(int argc, char **argv)
         {0}};
     wb_bench_options(argc, argv,
                      "Times the five versions, then sweeps streams and segments for versions 2\n"
-                     "and 3 and runs the implicit-synchronisation experiment.",
+                     "and 3, runs the implicit-synchronisation experiment, and times the job on\n"
+                     "managed memory (stage 5) against explicit copies.",
                      options);
     wb_bench_need_gpu();
     char default_timeline[4096];
@@ -451,7 +647,12 @@ int main(int argc, char **argv)
 
     bench b;
     setup(&b, n, streams, segments, block);
-    bandwidth_table(&b, reps);
+    link_gbps link = bandwidth_table(&b, reps);
+    if (only == 5) {
+        managed_table(&b, repeat ? repeat : 1, variant, link, reps);
+        teardown(&b);
+        return 0;
+    }
     choose_repeat(&b, repeat, reps);
     best_run best = {INFINITY, 0.0, 0, 0, 0};
     double v1 = versions_table(&b, only, streams, segments, reps, &best);
@@ -462,6 +663,7 @@ int main(int argc, char **argv)
     implicit_sync_table(&b, streams, segments, v1, reps);
     if (csv)
         timeline_end(csv, timeline, &b);
+    managed_table(&b, repeat ? repeat : 1, variant, link, reps);
 
     bool met = wb_bench_target(best.efficiency >= target_efficiency &&
                                    v1 / best.ms >= target_speedup,

@@ -1,9 +1,10 @@
 /*
  * Lab 06: streams, pinned memory and copy/compute overlap.
  *
- * Your task: five versions of the same job (SAXPY on an array that lives on
- * the host), each issuing the copies and kernels differently. The kernel and
- * the bookkeeping are given (saxpy.cu, lab.h), and so are the entry points of
+ * Your task: six versions of the same job (SAXPY on an array that lives on
+ * the host), each issuing the copies and kernels differently; the sixth
+ * (stage 5) on managed memory. The kernel (saxpy_kernel.cuh) and the
+ * bookkeeping are given (saxpy.cu, lab.h), and so are the entry points of
  * stages 3 and 4 around your breadth_first (given.cuh, included at the end).
  * Read handouts/06-streams.md first. Check your work stage by stage with
  *     meson test -C build --suite streams-student --print-errorlogs
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 
 #include "lab.h"
+#include "saxpy_kernel.cuh"
 #include "workbook.h"
 
 // ---- stage 0: synchronous baseline
@@ -101,6 +103,22 @@ static void mark(saxpy_timeline *tl, int k, int m, cudaStream_t s)
         // TODO 12 (stage 4): record the event tl->mark[k][m] on stream s.
         (void)k, (void)m, (void)s;
     }
+}
+
+// ---- stage 5: managed memory
+void saxpy_v5_managed(const saxpy_config *cfg, saxpy_device *dev)
+{
+    saxpy_check_managed(cfg, dev);
+    // The host has written dev->x and dev->y (dev->n floats each, managed):
+    // their pages are in host memory. Everything goes on dev->stream[0].
+    // TODO 13: prefetch dev->x and dev->y to this GPU with cudaMemPrefetchAsync
+    // (CUDA 13: the destination is a struct cudaMemLocation,
+    // {cudaMemLocationTypeDevice, the device cudaGetDevice names}; flags 0).
+    // TODO 14: launch saxpy_repeat_kernel (saxpy_kernel.cuh) over the whole
+    // array with cfg->block_size threads per block, and check the launch.
+    // TODO 15: prefetch dev->y back to the host ({cudaMemLocationTypeHost, 0}).
+    // TODO 16: the host reads dev->y as soon as this returns: make it wait.
+    (void)saxpy_repeat_kernel;
 }
 
 // Given, the same on both sides: the entry points of stages 3 and 4.

@@ -6,7 +6,11 @@
  * with an adjustable amount of arithmetic), for n floats that live on the
  * host. Each version copies x and y to the device, runs the kernel and copies
  * the result back into z; versions differ in how the copies and kernels are
- * issued. Every version returns when z holds the result. */
+ * issued. Every version returns when z holds the result.
+ *
+ * Stage 5 runs the same job on managed memory (cudaMallocManaged): x and y
+ * are one pair of pointers, valid on the host and on the device, and the
+ * result is y itself, updated in place. */
 #ifndef LAB_STREAMS_H
 #define LAB_STREAMS_H
 
@@ -61,11 +65,16 @@ typedef struct {
     cudaEvent_t mark[SAXPY_MAX_SEGMENTS][MARKS];
 } saxpy_timeline;
 
-/* ---- given (labs/06-streams/saxpy.cu) ---- */
+/* ---- given (labs/06-streams/saxpy.cu; the kernel: saxpy_kernel.cuh) ---- */
 
 /* Device buffers for n floats and `streams` streams from cudaStreamCreate
  * (ordinary streams: the default stream waits for them and they for it). */
 saxpy_device *saxpy_device_new(int n, int streams);
+/* The same with x and y from cudaMallocManaged (stage 5): one pointer each,
+ * valid on the host and on the device; a page lives where it was last
+ * touched, and moves on a page fault or a prefetch. */
+saxpy_device *saxpy_managed_new(int n, int streams);
+/* Frees either kind. */
 void saxpy_device_free(saxpy_device *dev);
 
 /* Segment k of `segments` nearly equal parts of n elements (empty when
@@ -74,6 +83,11 @@ saxpy_segment saxpy_segment_of(int n, int segments, int k);
 
 /* Fails with a clear message unless cfg, dev and host fit together. */
 void saxpy_check(const saxpy_config *cfg, const saxpy_device *dev, const saxpy_host *host);
+
+/* Stage 5's check: cfg and dev non-NULL, repeat >= 1, x and y managed.
+ * The block size is left to CUDA, which refuses a block of more than 1024
+ * threads at the launch: an unchecked launch loses that error. */
+void saxpy_check_managed(const saxpy_config *cfg, const saxpy_device *dev);
 
 /* Launches the kernel on segment seg of dev->x, dev->y, on stream s, and
  * checks the launch. Nothing is launched for an empty segment. */
@@ -105,6 +119,11 @@ void saxpy_v3_breadth_first(const saxpy_config *cfg, saxpy_device *dev, saxpy_ho
 /* Stage 4: version 3 recording the events of tl (tl->segments == cfg->segments). */
 void saxpy_v4_timeline(const saxpy_config *cfg, saxpy_device *dev, saxpy_host *host,
                        saxpy_timeline *tl);
+/* Stage 5: the job on managed memory. The host has written dev->x and
+ * dev->y (saxpy_managed_new): their pages are in host memory. Prefetch both
+ * to the GPU, launch the kernel, prefetch y back to the host, all on
+ * dev->stream[0], and return when the host may read the result in dev->y. */
+void saxpy_v5_managed(const saxpy_config *cfg, saxpy_device *dev);
 
 #ifdef __cplusplus
 }

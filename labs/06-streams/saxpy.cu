@@ -1,45 +1,49 @@
 /*
- * Lab 06, given code: the kernel and the bookkeeping every version shares
- * (device buffers, streams, segments, events). Nothing to change here; the
- * versions in kernels.cu are the lab.
+ * Lab 06, given code: the kernel's launch and the bookkeeping every version
+ * shares (device buffers, managed or not, streams, segments, events). Nothing
+ * to change here; the versions in kernels.cu are the lab.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "lab.h"
+#include "saxpy_kernel.cuh"
 #include "workbook.h"
 
-// r dependent FMAs per element: r sets how long the kernel runs per byte
-// copied, from copy-bound (r = 1) to compute-bound (r in the thousands).
-// fmaf rounds once per step, so the CPU can reproduce r = 1 exactly.
-__global__ void saxpy_repeat_kernel(float a, const float *x, float *y, int n, int repeat)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        float xi = x[i], zi = y[i];
-#pragma unroll 8
-        for (int k = 0; k < repeat; k++)
-            zi = fmaf(a, xi, zi);
-        y[i] = zi;
-    }
-}
-
-saxpy_device *saxpy_device_new(int n, int streams)
+// Device state for n floats and `streams` streams; x and y from
+// cudaMallocManaged when managed is true, from cudaMalloc otherwise.
+static saxpy_device *device_new(int n, int streams, bool managed, const char *caller)
 {
     if (n < 1 || streams < 1 || streams > SAXPY_MAX_STREAMS)
-        wb_fail("saxpy_device_new: need n >= 1 and 1 <= streams <= %d, got n = %d, "
-                "streams = %d", SAXPY_MAX_STREAMS, n, streams);
+        wb_fail("%s: need n >= 1 and 1 <= streams <= %d, got n = %d, streams = %d", caller,
+                SAXPY_MAX_STREAMS, n, streams);
     saxpy_device *dev = (saxpy_device *)calloc(1, sizeof *dev);
     if (!dev)
-        wb_fail("saxpy_device_new: out of host memory");
+        wb_fail("%s: out of host memory", caller);
     dev->n = n;
     dev->streams = streams;
-    CUDA_CHECK(cudaMalloc((void **)&dev->x, sizeof(float) * (size_t)n));
-    CUDA_CHECK(cudaMalloc((void **)&dev->y, sizeof(float) * (size_t)n));
+    size_t bytes = sizeof(float) * (size_t)n;
+    if (managed) {
+        CUDA_CHECK(cudaMallocManaged((void **)&dev->x, bytes, cudaMemAttachGlobal));
+        CUDA_CHECK(cudaMallocManaged((void **)&dev->y, bytes, cudaMemAttachGlobal));
+    } else {
+        CUDA_CHECK(cudaMalloc((void **)&dev->x, bytes));
+        CUDA_CHECK(cudaMalloc((void **)&dev->y, bytes));
+    }
     CUDA_CHECK(cudaMalloc((void **)&dev->scratch, sizeof(float)));
     for (int s = 0; s < streams; s++)
         CUDA_CHECK(cudaStreamCreate(&dev->stream[s]));
     return dev;
+}
+
+saxpy_device *saxpy_device_new(int n, int streams)
+{
+    return device_new(n, streams, false, "saxpy_device_new");
+}
+
+saxpy_device *saxpy_managed_new(int n, int streams)
+{
+    return device_new(n, streams, true, "saxpy_managed_new");
 }
 
 void saxpy_device_free(saxpy_device *dev)
@@ -77,6 +81,25 @@ void saxpy_check(const saxpy_config *cfg, const saxpy_device *dev, const saxpy_h
                 dev->streams);
     if (cfg->segments < 1 || cfg->segments > SAXPY_MAX_SEGMENTS)
         wb_fail("saxpy: segments must be 1 to %d, got %d", SAXPY_MAX_SEGMENTS, cfg->segments);
+}
+
+static bool is_managed(const void *p)
+{
+    struct cudaPointerAttributes attributes;
+    CUDA_CHECK(cudaPointerGetAttributes(&attributes, p));
+    return attributes.type == cudaMemoryTypeManaged;
+}
+
+void saxpy_check_managed(const saxpy_config *cfg, const saxpy_device *dev)
+{
+    if (!cfg || !dev || !dev->x || !dev->y)
+        wb_fail("saxpy_v5_managed: a NULL config or device state was passed");
+    if (cfg->repeat < 1 || dev->streams < 1)
+        wb_fail("saxpy_v5_managed: need repeat >= 1 and a stream, got repeat = %d, %d streams",
+                cfg->repeat, dev->streams);
+    if (!is_managed(dev->x) || !is_managed(dev->y))
+        wb_fail("saxpy_v5_managed: dev->x and dev->y must be managed memory "
+                "(saxpy_managed_new), not memory from cudaMalloc or malloc");
 }
 
 void saxpy_launch(const saxpy_config *cfg, saxpy_device *dev, saxpy_segment seg,

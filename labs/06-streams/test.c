@@ -1,5 +1,5 @@
 /*
- * Lab 06 tests. Three kinds of check, in this order:
+ * Lab 06 tests. Four kinds of check, in this order:
  *
  *   correctness  every version against a CPU reference, on sizes that no
  *                segment count divides (down to n = 1, where most segments
@@ -21,6 +21,14 @@
  *                the kernel of segment k still runs, with one hardware queue
  *                (CUDA_DEVICE_MAX_CONNECTIONS=1), where issuing the work
  *                depth first would serialise it.
+ *
+ *   managed      version 5 (stage 5) on managed memory: the result as the
+ *                host reads it the moment the version returns (a version
+ *                that does not wait hands back old values, and the test
+ *                tells that from a wrong result by waiting itself), where
+ *                CUDA recorded the last prefetch of each array (x to the
+ *                GPU, y back to the host, every page of both), and a launch
+ *                that CUDA refuses, which must be reported.
  *
  * Then one timing table, graded on version 3.
  */
@@ -677,6 +685,203 @@ Test(streams_one_queue, stage4_overlap,
                   "the kernel issued before it), each on the segment's stream, with no "
                   "synchronisation in between " WB_SEED_HINT, k + 1,
                   ms[k + 1][MARK_COPY_IN_DONE], k, ms[k][MARK_KERNEL_DONE], wb_seed());
+}
+
+/* ------------------------------------------------------------- stage 5 */
+
+/* Prefetching managed memory to a GPU needs a system where the host and the
+ * device may use it at the same time (concurrentManagedAccess): Linux on
+ * Pascal or newer. Elsewhere (Windows, WSL) the stage cannot run. */
+static void skip_without_concurrent_managed_access(void)
+{
+    int device = 0, concurrent = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&concurrent, cudaDevAttrConcurrentManagedAccess, device));
+    if (!concurrent)
+        cr_skip_test("this system does not let the host and the GPU use managed memory at the "
+                     "same time (concurrentManagedAccess = 0, as on Windows and WSL): managed "
+                     "memory cannot be prefetched to the GPU here");
+}
+
+/* Copies y into out starting from its end. The kernel writes the last
+ * elements last, so a host that reads without waiting sees them old. */
+static void read_backwards(float *out, const float *y, int n)
+{
+    for (int i = n - 1; i >= 0; i--)
+        out[i] = y[i];
+}
+
+/* Puts run `run`'s inputs into the managed x and y (the host writes them:
+ * their pages move to host memory) and runs version 5. */
+static void run_managed(const problem *p, saxpy_device *dev, int run, int block_size)
+{
+    size_t bytes = sizeof(float) * (size_t)p->n;
+    memcpy(dev->x, p->input[run][0], bytes);
+    memcpy(dev->y, p->input[run][1], bytes);
+    saxpy_config cfg = {p->a, p->repeat, 1, 1, block_size, false};
+    saxpy_v5_managed(&cfg, dev);
+}
+
+/* The result as the host read it the moment version 5 returned, and again
+ * after the test's own cudaDeviceSynchronize: right only the second time
+ * means that the version returned before its work was done. */
+static void check_managed_result(const problem *p, saxpy_device *dev, int run, const char *what)
+{
+    size_t bytes = sizeof(float) * (size_t)p->n;
+    float *at_return = malloc(bytes), *after_sync = malloc(bytes);
+    cr_assert(at_return && after_sync, "out of host memory for n = %d", p->n);
+    read_backwards(at_return, dev->y, p->n);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    memcpy(after_sync, dev->y, bytes);
+    char label[300];
+    snprintf(label, sizeof label, "%s: dev->y when version 5 returned", what);
+    wb_observe(label, at_return, bytes);
+    snprintf(label, sizeof label, "%s: dev->y after the test's cudaDeviceSynchronize", what);
+    wb_observe(label, after_sync, bytes);
+    double tol = tolerance(p->repeat);
+    cr_assert(wb_rel_error(at_return, p->expected[run], (size_t)p->n) < tol ||
+                  !(wb_rel_error(after_sync, p->expected[run], (size_t)p->n) < tol),
+              "%s: dev->y was wrong when version 5 returned, and right once the test had "
+              "waited for the GPU: the host read the result while the kernel (or the prefetch "
+              "back) was still running. Wait for the stream (cudaStreamSynchronize) after the "
+              "last prefetch, before returning; a wait before the launch does not cover the "
+              "kernel " WB_SEED_HINT, what, wb_seed());
+    wb_assert_rel_error_below(at_return, p->expected[run], (size_t)p->n, tol, what);
+    free(at_return);
+    free(after_sync);
+}
+
+/* Version 5 twice on n elements, the second time with new inputs in the
+ * same managed arrays (make_problem gives the inputs and the expected
+ * results; its host arrays go unused here). */
+static void check_managed(int n, int repeat, int block_size)
+{
+    char name[96], what[256];
+    snprintf(name, sizeof name, "streams v5 n=%d r=%d", n, repeat);
+    problem p = make_problem(n, false, repeat, name);
+    saxpy_device *dev = saxpy_managed_new(n, 1);
+    for (int run = 0; run < 2; run++) {
+        run_managed(&p, dev, run, block_size);
+        snprintf(what, sizeof what, "version 5 (n = %d, managed memory, repeat = %d, block = %d), "
+                 "%s", n, repeat, block_size, run ? "second run, new inputs" : "first run");
+        check_managed_result(&p, dev, run, what);
+    }
+    saxpy_device_free(dev);
+    free_problem(&p);
+}
+
+Test(streams, stage5_sizes, .description = "version 5 on odd sizes, exact, and with repeat > 1")
+{
+    skip_without_concurrent_managed_access();
+    for (int i = 0; i < SIZES; i++)
+        check_managed(sizes[i], 1, 256);
+    check_managed(100003, 37, 128);
+}
+
+Test(streams, stage5_waits, .description = "version 5 returns only when the host may read y")
+{
+    /* repeat 2^16: the kernel runs for milliseconds, and its last elements
+     * are written last, while the host reads them first: a version that
+     * returns before the kernel is done hands back old values. */
+    skip_without_concurrent_managed_access();
+    check_managed(1 << 22, 1 << 16, 256);
+}
+
+static bool host_location(int type)
+{
+    return type == cudaMemLocationTypeHost || type == cudaMemLocationTypeHostNuma ||
+           type == cudaMemLocationTypeHostNumaCurrent;
+}
+
+static bool device_location(int type) { return type == cudaMemLocationTypeDevice; }
+
+/* Where the last prefetch of every page of [p, p + bytes) went (a
+ * cudaMemLocationType), as CUDA recorded it; cudaMemLocationTypeInvalid
+ * when some page was never prefetched, or pages went to different places. */
+static int last_prefetch(const void *p, size_t bytes, const char *what)
+{
+    enum cudaMemLocationType type = cudaMemLocationTypeInvalid;
+    CUDA_CHECK(cudaMemRangeGetAttribute(&type, sizeof type,
+                                        cudaMemRangeAttributeLastPrefetchLocationType, p, bytes));
+    return wb_observe_int(what, (int)type);
+}
+
+/* The last prefetch of the whole array, and of its first 4 KiB page only
+ * (n is far larger), name the mistake: a range prefetched only in part was
+ * given a count of floats where bytes were wanted. */
+static void check_prefetched(const char *array, const float *data, int n, bool to_gpu)
+{
+    char label[200];
+    snprintf(label, sizeof label, "last prefetch of all of %s", array);
+    int all = last_prefetch(data, sizeof(float) * (size_t)n, label);
+    snprintf(label, sizeof label, "last prefetch of %s's first page", array);
+    int first = last_prefetch(data, 4096, label);
+    bool (*right)(int) = to_gpu ? device_location : host_location;
+    bool (*wrong)(int) = to_gpu ? host_location : device_location;
+    const char *where = to_gpu ? "to the GPU before the kernel"
+                               : "back to the host after the kernel";
+    cr_assert(right(all) || !right(first),
+              "only the start of %s was prefetched %s: cudaMemPrefetchAsync counts bytes, "
+              "n * sizeof(float), not n elements " WB_SEED_HINT, array, where, wb_seed());
+    cr_assert(right(all) || !wrong(first),
+              "%s went to the wrong place last: it must be prefetched %s (%s) " WB_SEED_HINT,
+              array, where, to_gpu ? "{cudaMemLocationTypeDevice, the device}"
+                                   : "{cudaMemLocationTypeHost, 0}", wb_seed());
+    cr_assert(right(all), "%s was never prefetched %s: without it the %s faults its pages over "
+              "one by one " WB_SEED_HINT, array, where, to_gpu ? "kernel" : "host", wb_seed());
+}
+
+Test(streams, stage5_prefetch,
+     .description = "version 5 prefetches x and y to the GPU, and y back, whole arrays")
+{
+    /* 16 MB per array: a count of floats instead of bytes leaves three
+     * quarters of each array's pages unprefetched. */
+    const int n = (1 << 22) + 3;
+    skip_without_concurrent_managed_access();
+    problem p = make_problem(n, false, 1, "streams v5 prefetch");
+    saxpy_device *dev = saxpy_managed_new(n, 1);
+    run_managed(&p, dev, 0, 256);
+    check_managed_result(&p, dev, 0, "version 5 (n = 2^22 + 3, managed memory), prefetches");
+    /* What CUDA recorded of the prefetches: x's last one went to the GPU
+     * (nothing brings it back), y's last one to the host. */
+    check_prefetched("dev->x", dev->x, n, true);
+    check_prefetched("dev->y", dev->y, n, false);
+    saxpy_device_free(dev);
+    free_problem(&p);
+}
+
+Test(streams, stage5_launch_checked,
+     .description = "version 5 reports a launch that CUDA refuses")
+{
+    /* The given check leaves the block size to CUDA: 1025 threads is one
+     * more than a block may have, so the launch fails at once, and only a
+     * check right after it (CUDA_CHECK_LAUNCH, whose cudaGetLastError
+     * reports it) sees that error. Which error CUDA names differs between
+     * drivers (cudaErrorInvalidConfiguration, or cudaErrorInvalidValue as
+     * on the H100's driver 580), so the test asks only who reported it. */
+    const int n = 1000;
+    skip_without_concurrent_managed_access();
+    saxpy_device *dev = saxpy_managed_new(n, 1);
+    memset(dev->x, 0, sizeof(float) * n);
+    memset(dev->y, 0, sizeof(float) * n);
+    saxpy_config cfg = {1.0f, 1, 1, 1, 1025, false};
+    wb_expect_error("saxpy_v5_managed with 1025 threads per block, which CUDA refuses to launch "
+                    "(is the launch followed by CUDA_CHECK_LAUNCH()?)",
+                    "cudaGetLastError() failed", saxpy_v5_managed(&cfg, dev));
+    saxpy_device_free(dev);
+}
+
+/* Given code (saxpy_check_managed, which version 5 calls first): device
+ * state from cudaMalloc is refused with a message that says why. */
+Test(streams, given_refuses_unmanaged,
+     .description = "version 5 refuses x and y that are not managed memory")
+{
+    skip_without_concurrent_managed_access();
+    saxpy_device *dev = saxpy_device_new(4, 1);
+    saxpy_config cfg = {1.0f, 1, 1, 1, 32, false};
+    wb_expect_error("saxpy_v5_managed on device state from saxpy_device_new (cudaMalloc)",
+                    "must be managed memory", saxpy_v5_managed(&cfg, dev));
+    saxpy_device_free(dev);
 }
 
 /* --------------------------------------------------------------- timing */

@@ -101,7 +101,18 @@ __global__ void scan_stage2(scan_kind kind, const unsigned *in, unsigned *out, u
  * and reads it in SCAN_ROUNDS rounds: in round r, lane l holds the 16-byte
  * vector of the four elements that start at item_index(tile, r). Each
  * round's 32 vectors are 512 consecutive bytes, one coalesced access, and
- * each thread has four independent loads in flight. */
+ * each thread has SCAN_ROUNDS (8) independent loads in flight, 128 bytes.
+ * Eight rather than four: a tile of twice the values has half as many
+ * tiles to look back over, publish and wait for per byte, and more bytes
+ * in flight per thread (stage 4 on an H100 at 2^28, blocks of 256: 83% of
+ * CUB's bandwidth with eight, 71% with four).
+ *
+ * Eight vectors take 32 registers a thread; the tile kernels of stages 3-5
+ * come to 64 in all, and say so: __launch_bounds__(SCAN_MAX_BLOCK) holds
+ * the compiler to the 64 registers a thread that lets a block of 1024
+ * threads launch (64 x 1024 = the SM's 65,536), without spilling any on
+ * sm_90 (nvcc -Xptxas -v; for sm_86, sm_89 and sm_120 one kernel spills 8
+ * bytes). Blocks of 256 then fit 4 to an SM. */
 __device__ __forceinline__ unsigned item_index(unsigned tile, unsigned round)
 {
     unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -155,16 +166,19 @@ __device__ __forceinline__ uint4 vector_exclusive(uint4 x, unsigned start)
 
 /* The results of a tile, written over x: the exclusive scan plus the
  * tile's prefix (what the tiles before it add up to), plus the element
- * itself for an inclusive scan. */
+ * itself for an inclusive scan. The element is added through a mask (all
+ * ones or zero): with a factor of 1 or 0, or with a branch on the kind,
+ * nvcc made a version of the finish and stores for each kind and spilled at
+ * 64 registers. */
 __device__ __forceinline__ void finish_tile(scan_kind kind, uint4 x[SCAN_ROUNDS],
                                             const unsigned start[SCAN_ROUNDS], unsigned prefix)
 {
-    unsigned self = kind == SCAN_INCLUSIVE ? 1u : 0u;   // x or nothing, without a branch
+    unsigned self = kind == SCAN_INCLUSIVE ? ~0u : 0u;   // x or nothing
 #pragma unroll
     for (int r = 0; r < SCAN_ROUNDS; r++) {
         uint4 e = vector_exclusive(x[r], prefix + start[r]);
-        x[r] = make_uint4(e.x + self * x[r].x, e.y + self * x[r].y, e.z + self * x[r].z,
-                          e.w + self * x[r].w);
+        x[r] = make_uint4(e.x + (self & x[r].x), e.y + (self & x[r].y), e.z + (self & x[r].z),
+                          e.w + (self & x[r].w));
     }
 }
 
@@ -175,8 +189,8 @@ __device__ __forceinline__ void finish_tile(scan_kind kind, uint4 x[SCAN_ROUNDS]
 // The levels below the first scan their tile sums in place (in == out):
 // each thread reads its own vectors before it writes them back, and no
 // thread touches another's.
-__global__ void scan_tiles(scan_kind kind, const unsigned *in, unsigned *out, unsigned n,
-                           unsigned *tile_sums)
+__global__ void __launch_bounds__(SCAN_MAX_BLOCK)
+    scan_tiles(scan_kind kind, const unsigned *in, unsigned *out, unsigned n, unsigned *tile_sums)
 {
     __shared__ unsigned totals[SCAN_MAX_BLOCK / 32];
     uint4 x[SCAN_ROUNDS];
@@ -192,7 +206,8 @@ __global__ void scan_tiles(scan_kind kind, const unsigned *in, unsigned *out, un
 // Stage 3, pass 3: tile t adds prefixes[t], the sum of the tiles before it,
 // to each of its elements. (Tile 0 adds 0: one block of the grid that could
 // be left out, at the price of an offset in every index.)
-__global__ void add_tile_prefix(unsigned *out, unsigned n, const unsigned *prefixes)
+__global__ void __launch_bounds__(SCAN_MAX_BLOCK)
+    add_tile_prefix(unsigned *out, unsigned n, const unsigned *prefixes)
 {
     uint4 v[SCAN_ROUNDS];
     unsigned prefix = prefixes[blockIdx.x];
@@ -239,9 +254,35 @@ typedef struct {
 
 using device_flag = cuda::atomic_ref<unsigned, cuda::thread_scope_device>;
 
-/* How long a look-back lane sleeps (__nanosleep) between two reads of a
- * flag that says TILE_EMPTY. */
-#define WAIT_NS 100
+/* How long a look-back sleeps (__nanosleep): once before its first look
+ * (FIRST_WAIT_NS), and each lane between two reads of a flag that says
+ * TILE_EMPTY (WAIT_NS). These are CUB's waits for sums of 4-byte values on
+ * sm_90 (cub/device/dispatch/tuning/tuning_scan.cuh, sm90_tuning:
+ * fixed_delay_constructor_t<648, 1245>). Sleeping that long is faster than
+ * asking often: the look-backs of hundreds of resident blocks poll the
+ * same few newest flags, in the same L2 slices where the tiles they wait
+ * for are publishing, and every early poll that finds TILE_EMPTY is one
+ * more request those publishing writes (and their release fences) queue
+ * behind. The first wait covers the time the tiles just before this one,
+ * claimed a moment earlier, still need to scan and publish; a look before
+ * it would mostly find them empty. Measured on an H100 at 2^28 (tiles of
+ * 256 x 16): 71% of CUB's bandwidth with 100 ns between looks and no first
+ * wait, 85% with these two. */
+#define FIRST_WAIT_NS 1245
+#define WAIT_NS 648
+
+/* As CUB, only in a grid of at least WAIT_MIN_BLOCKS blocks: in a smaller
+ * one few look-backs poll at once, there is little traffic to spare, and
+ * the scan's time is mostly the latency of the chain of tiles, which a
+ * sleep would only add to. (CUB puts a __threadfence_block() in its place,
+ * so that the compiler cannot hoist the load out of the loop; an acquire
+ * load is never hoisted.) */
+#define WAIT_MIN_BLOCKS 500
+__device__ __forceinline__ void look_back_sleep(unsigned ns)
+{
+    if (gridDim.x >= WAIT_MIN_BLOCKS)
+        __nanosleep(ns);
+}
 
 // Written in kernels.cu: publishing a value (one thread), the look-back and
 // the tile's exclusive prefix (a whole warp, every lane getting the result).
@@ -275,9 +316,9 @@ __device__ __forceinline__ unsigned claim_tile(unsigned *tile_counter, unsigned 
 
 // Stage 4: one pass. Load and scan the tile, learn what the tiles before it
 // add up to (the first warp, through the tile status), add that, store.
-__global__ void scan_single_pass(scan_kind kind, const unsigned *__restrict__ in,
-                                 unsigned *__restrict__ out, unsigned n, tile_status status,
-                                 unsigned *tile_counter)
+__global__ void __launch_bounds__(SCAN_MAX_BLOCK)
+    scan_single_pass(scan_kind kind, const unsigned *__restrict__ in, unsigned *__restrict__ out,
+                     unsigned n, tile_status status, unsigned *tile_counter)
 {
     __shared__ unsigned totals[SCAN_MAX_BLOCK / 32];
     __shared__ unsigned shared_tile, shared_prefix;
@@ -330,9 +371,10 @@ __device__ void scatter_kept(unsigned *list, unsigned first_index, uint4 keep, u
  * the tile's total how many it keeps; the look-back of stage 4 gives the
  * number kept by the tiles before it, where the tile's part of the list
  * starts. The last tile knows the total. */
-__global__ void compact_single_pass(const unsigned *__restrict__ flags, unsigned n,
-                                    unsigned *__restrict__ list, unsigned *count,
-                                    tile_status status, unsigned *tile_counter)
+__global__ void __launch_bounds__(SCAN_MAX_BLOCK)
+    compact_single_pass(const unsigned *__restrict__ flags, unsigned n,
+                        unsigned *__restrict__ list, unsigned *count, tile_status status,
+                        unsigned *tile_counter)
 {
     __shared__ unsigned totals[SCAN_MAX_BLOCK / 32];
     __shared__ unsigned shared_tile, shared_offset;

@@ -142,12 +142,13 @@ __device__ void publish(tile_status status, unsigned tile, unsigned flag, unsign
 __device__ unsigned look_back(tile_status status, unsigned tile)
 {
     // TODO 11 (stage 4): walk back over the tiles before `tile`, 32 at a
-    // time: in each window, lane l takes the tile l + 1 places back. Each
-    // lane waits while its tile's flag is TILE_EMPTY (which memory order
-    // for that load?), sleeping __nanosleep(WAIT_NS) between two tries so
-    // as not to flood the memory with requests for the same flags, then
-    // reads the value the flag names (read a value
-    // only after its flag). The nearest tile with TILE_PREFIX ends the walk
+    // time: in each window, lane l takes the tile l + 1 places back. First
+    // look_back_sleep(FIRST_WAIT_NS): the tiles just before this one are
+    // still scanning. Each lane waits while its tile's flag is TILE_EMPTY
+    // (which memory order for that load?), sleeping look_back_sleep(WAIT_NS)
+    // between two tries so as not to flood the memory with requests for the
+    // same flags, then reads the value the flag names (read a value only
+    // after its flag). The nearest tile with TILE_PREFIX ends the walk
     // (__ballot_sync, __ffs): add the values of the lanes up to it
     // (warp_total) and return. Without one, add all 32 aggregates and move
     // the window 32 tiles back. Lanes before tile 0 add nothing.

@@ -27,8 +27,9 @@ extern "C" {
 #define SCAN_MIN_BLOCK 32
 #define SCAN_MAX_BLOCK 1024
 
-/* Elements per thread in stages 3-5: SCAN_ROUNDS 16-byte vectors. */
-#define SCAN_ROUNDS 4
+/* Elements per thread in stages 3-5: SCAN_ROUNDS 16-byte vectors (8: 32
+ * elements, 128 bytes in flight per thread). */
+#define SCAN_ROUNDS 8
 #define SCAN_ITEMS_PER_THREAD (4 * SCAN_ROUNDS)
 
 typedef enum {

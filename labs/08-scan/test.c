@@ -242,10 +242,10 @@ static bool too_large_for_the_tools(int n) { return wb_under_sanitizer() && n > 
 static void check_sizes(int stage)
 {
     /* Empty, one, around a warp, around a tile, a prime, 2^20 + 7 (4097
-     * tiles of 256 for stages 0 and 2, 257 tiles of 4096 for stages 3 and
+     * tiles of 256 for stages 0 and 2, 129 tiles of 8192 for stages 3 and
      * 4, with a partial last tile), and for the multi-tile stages 2^24 + 1
-     * (4097 tiles: two levels of tile sums in stage 3, a long look-back
-     * chain in stage 4). Both kinds. */
+     * (2049 tiles: two levels of tile sums in stage 3, a long look-back
+     * chain in stage 4, whose waits sleep from 500 tiles on). Both kinds. */
     int tile = scan_tile_size(stage, 256);
     const int sizes[] = {0,        1,    31,        32, 33, tile - 1, tile, tile + 1, 65537,
                          (1 << 20) + 7, stage >= 3 ? (1 << 24) + 1 : 2 * tile + 3};
@@ -261,7 +261,7 @@ static void check_block_sizes(int stage)
      * gives thousands of blocks. Largest first: shared memory is not cleared
      * between launches, so a smaller block that reads words it never wrote
      * finds the larger one's values there, not zeros that hide the mistake.
-     * With blocks of 32, stage 3's tiles of 512 need two levels of sums. */
+     * With blocks of 32, stage 3's tiles of 1024 need two levels of sums. */
     int n = wb_under_sanitizer() ? (1 << 16) + 7 : (1 << 20) + 7;
     scan_kind kind = SCAN_EXCLUSIVE;   /* the kinds take turns */
     for (int block = SCAN_MAX_BLOCK; block >= SCAN_MIN_BLOCK; block /= 2) {
@@ -282,9 +282,9 @@ Test(scan, stage3_block_sizes) { check_block_sizes(3); }
 Test(scan, stage4_sizes) { check_sizes(4); }
 Test(scan, stage4_block_sizes) { check_block_sizes(4); }
 
-/* 2^28 values, 1 GB: 65536 tiles of 4096, three levels of tile sums in
- * stage 3, and in stage 4 a look-back over 65536 tiles of which only about
- * 1000 are resident at once. Once each (the CPU side takes seconds). */
+/* 2^28 values, 1 GB: 32768 tiles of 8192, three levels of tile sums in
+ * stage 3, and in stage 4 a look-back over 32768 tiles of which only about
+ * 500 are resident at once. Once each (the CPU side takes seconds). */
 Test(scan, stage3_2e28, .description = "2^28 values, exclusive, blocks of 256")
 {
     if (!wb_under_sanitizer())

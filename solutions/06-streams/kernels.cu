@@ -7,11 +7,14 @@
  * S streams: while one segment computes, the next is copied in and the one
  * before copied out. Stage 3 changes only the order the host issues the same
  * work in (the lecture's fix for GPUs with one hardware queue per engine);
- * stage 4 records events so that the timeline can be drawn.
+ * stage 4 records events so that the timeline can be drawn. Stage 5 runs the
+ * job on managed memory and moves the pages itself, in bulk, before the
+ * kernel needs them and before the host reads them.
  */
 #include <stdlib.h>
 
 #include "lab.h"
+#include "saxpy_kernel.cuh"
 #include "workbook.h"
 
 // ---- stage 0: synchronous baseline
@@ -125,6 +128,30 @@ static void mark(saxpy_timeline *tl, int k, int m, cudaStream_t s)
 {
     if (tl)
         CUDA_CHECK(cudaEventRecord(tl->mark[k][m], s));
+}
+
+// ---- stage 5: managed memory, prefetched both ways
+void saxpy_v5_managed(const saxpy_config *cfg, saxpy_device *dev)
+{
+    saxpy_check_managed(cfg, dev);
+    size_t bytes = sizeof(float) * (size_t)dev->n;   // prefetches count bytes, not floats
+    cudaStream_t stream = dev->stream[0];
+    int device;
+    CUDA_CHECK(cudaGetDevice(&device));
+    struct cudaMemLocation gpu = {cudaMemLocationTypeDevice, device};
+    struct cudaMemLocation host = {cudaMemLocationTypeHost, 0};   // id unused for the host
+    // The host wrote x and y, so their pages are in host memory. Without
+    // these two calls the kernel would fault them over a page at a time.
+    CUDA_CHECK(cudaMemPrefetchAsync(dev->x, bytes, gpu, 0, stream));
+    CUDA_CHECK(cudaMemPrefetchAsync(dev->y, bytes, gpu, 0, stream));
+    int blocks = (dev->n + cfg->block_size - 1) / cfg->block_size;
+    saxpy_repeat_kernel<<<blocks, cfg->block_size, 0, stream>>>(cfg->a, dev->x, dev->y, dev->n,
+                                                                 cfg->repeat);
+    CUDA_CHECK_LAUNCH();
+    // On the same stream, so it starts once the kernel is done with y.
+    CUDA_CHECK(cudaMemPrefetchAsync(dev->y, bytes, host, 0, stream));
+    // All of the above was only queued: the host may read y once it is done.
+    CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 // Given, the same on both sides: the entry points of stages 3 and 4.

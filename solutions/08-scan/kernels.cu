@@ -161,7 +161,8 @@ __device__ void store_tile(unsigned *out, unsigned n, unsigned tile, const uint4
  * exclusively (tile t needs the sum of the tiles before it, not including
  * its own), in place, by the same three passes one level down; then add
  * each tile's prefix. The recursion ends at a single tile: its sum needs
- * nobody's. 2^28 elements in tiles of 4096: 65536 sums, then 16, then 1. */
+ * nobody's. 2^28 elements in tiles of 8192 (blocks of 256): 32768 sums,
+ * then 4, then 1. */
 static void scan_then_propagate(scan_kind kind, const unsigned *in, unsigned *out, unsigned n,
                                 int block_size, unsigned *sums, cudaStream_t stream)
 {
@@ -199,20 +200,25 @@ __device__ void publish(tile_status status, unsigned tile, unsigned flag, unsign
  * values (aggregates, and that prefix); without one, all 32 aggregates
  * count and the window moves 32 tiles back. Tile 0 always publishes its
  * prefix, so the walk ends there at the latest; lanes before tile 0 add 0.
- * One lane walking alone would pay two memory round trips per tile. A lane
- * that finds nothing yet sleeps a little before it asks again: the lanes of
- * hundreds of waiting warps all ask for the same few newest flags, and
- * asking without a pause would keep the L2 that holds them busy. */
+ * One lane walking alone would pay two memory round trips per tile.
+ * The warp sleeps before its first look (the tiles just before this one
+ * were claimed a moment ago and are still scanning), and a lane that finds
+ * nothing yet sleeps before it asks again: the lanes of hundreds of waiting
+ * warps all ask for the same few newest flags, and each of those requests
+ * queues in L2 beside the writes of the tiles that are publishing them.
+ * The waits are CUB's (given.cuh, FIRST_WAIT_NS and WAIT_NS); in a small
+ * grid look_back_sleep does not sleep. */
 __device__ unsigned look_back(tile_status status, unsigned tile)
 {
     unsigned lane = threadIdx.x % 32, prefix = 0;
+    look_back_sleep(FIRST_WAIT_NS);
     for (long long window = (long long)tile - 1;; window -= 32) {
         long long t = window - lane;
         unsigned flag = TILE_PREFIX, value = 0;
         if (t >= 0) {
             while ((flag = device_flag(status.flag[t]).load(cuda::memory_order_acquire)) ==
                    TILE_EMPTY)
-                __nanosleep(WAIT_NS);
+                look_back_sleep(WAIT_NS);
             value = flag == TILE_PREFIX ? status.prefix[t] : status.aggregate[t];
         }
         unsigned with_prefix = __ballot_sync(FULL_WARP, flag == TILE_PREFIX);
