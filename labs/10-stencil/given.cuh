@@ -108,9 +108,10 @@ void stencil_set_naive_block(int threads)
 }
 
 /* The grid of blocks each stage's step launches: one thread per cell of a
- * 2D grid or of a plane (stages 0, 1, 3: one block per tile of a plane, and
- * stage 3 a layer of blocks per plane), one per column of STENCIL_ROWS rows
- * (stage 2) or of STENCIL_PLANES planes (stage 4). */
+ * 2D grid or of a plane (stages 0 and 3: blocks of the naive block's shape,
+ * stage 3 a layer of them per plane; stage 1: one block per tile), one per
+ * column of STENCIL_ROWS rows (stage 2) or of STENCIL_PLANES planes
+ * (stage 4). */
 static dim3 step_grid(int stage, int nx, int ny, int nz)
 {
     switch (stage) {
