@@ -149,17 +149,52 @@ __device__ int pop(int u, int *queued, const int *dist);
 __device__ void relax_out_edges_stage2(sssp_graph g, int *dist, int u, int du, round_lists l,
                                        int *queued, unsigned long long *relaxed);
 
+/* A list longer than one node in SWEEP_FRACTION is walked in node order
+ * instead: the round reads every node's flag (coalesced) and pops the
+ * flagged ones. They are the list's nodes (a node is appended when its flag
+ * is set), but the list has them in the order they were pushed, scattered
+ * over the graph, so every node's reads (its row, its edges, its
+ * neighbours' distances) miss the cache lines of the nodes beside it in
+ * the list. In node order, the waiting nodes of a wavefront are neighbours
+ * in memory and share them. On the 2^22 grid (lists of 290,000 nodes on
+ * average) stage 2 took 198 ms with the list alone and 112 ms with the
+ * sweep on the H100 (handouts/03-sssp.md, "Why stage 2 lost to stage 1 on
+ * the grid"). */
+#ifndef SWEEP_FRACTION
+#define SWEEP_FRACTION 16
+#endif
+
+/* Whether u waits on a list: a relaxed atomic load, as current_dist; only
+ * pop's exchange decides. */
+__device__ __forceinline__ bool waiting(int *queued, int u)
+{
+    return cuda::atomic_ref<int, cuda::thread_scope_device>(queued[u]).load(
+        cuda::memory_order_relaxed);
+}
+
 /* Stage 2's round: every node of this round's list is taken off it and
  * its out-edges relaxed; the grid is fixed (worklist_blocks), so each
- * thread loops over the list. */
+ * thread loops over the list, or over all the nodes in a sweep. A node
+ * pushed during a sweep may be popped in the same sweep and then once
+ * more from the next list: pop then finds its flag clear and relaxes its
+ * edges again, which changes nothing. */
 __global__ void relax_frontier_stage2(sssp_graph g, int *dist, round_lists l, int *queued,
                                       unsigned long long *edges)
 {
     int n = begin_round(l);
     unsigned long long relaxed = 0;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        int u = l.in[i], du = pop(u, queued, dist);
-        relax_out_edges_stage2(g, dist, u, du, l, queued, &relaxed);
+    int first = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
+    if (n > g.n / SWEEP_FRACTION) {
+        for (int u = first; u < g.n; u += stride)
+            if (waiting(queued, u)) {
+                int du = pop(u, queued, dist);
+                relax_out_edges_stage2(g, dist, u, du, l, queued, &relaxed);
+            }
+    } else {
+        for (int i = first; i < n; i += stride) {
+            int u = l.in[i], du = pop(u, queued, dist);
+            relax_out_edges_stage2(g, dist, u, du, l, queued, &relaxed);
+        }
     }
     add_edges(edges, relaxed);
 }
