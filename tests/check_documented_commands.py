@@ -28,7 +28,11 @@ this checkout): ninja rebuilds only what differs, so every program is what
 the scratch's sources make. The commands of grading/student-README.md run in
 a student copy made from the scratch (`grading/workbook release`), as
 students get them. The commands of one code block run in order; after each
-block or span, what a command changed in the scratch is put back.
+block or span, what a command changed in the scratch is put back. A command
+that starts several code blocks (or a block and a span) runs once: the
+others start from the same state, so they replay its effect on the files and
+report its result ("same as" where it ran), unless it left files in its
+TMPDIR or runs until Ctrl-C.
 
 A command that exits 77 passes, skipped, with the reason it printed: without
 a GPU, a benchmark or a lab's tests do so after parsing their options. A
@@ -57,7 +61,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "grading"))
@@ -378,6 +383,25 @@ def fingerprint(folder):
     return found
 
 
+@dataclass
+class Effect:
+    """What commands did to a place (Place.effect): paths from its top."""
+    copies: str       # a folder with the files they added or changed, as they left them
+    changed: list     # the files they added or changed
+    removed: list     # the files they removed
+    gone: list        # the folders they removed, the outermost of each
+    added: list       # the folders they added
+
+
+def gone_folder(path):
+    """The outermost of the folders above a removed file that are gone
+    too, or None."""
+    gone, folder = None, os.path.dirname(path)
+    while not os.path.isdir(folder):
+        gone, folder = folder, os.path.dirname(folder)
+    return gone
+
+
 class Place:
     """A folder the commands run in (the repository's scratch copy, or the
     student copy made from it), and its snapshot to put it back from."""
@@ -402,11 +426,48 @@ class Place:
             if now.get(path) != info:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 shutil.copy2(self.snapshot + path[len(self.folder):], path, follow_symlinks=False)
+        for path in self.added_folders():
+            shutil.rmtree(path)
+
+    def added_folders(self):
+        """The folders that are not in the snapshot, the innermost first."""
         for where, folders, _ in os.walk(self.folder, topdown=False):
             for name in folders:
                 path = os.path.join(where, name)
                 if not os.path.exists(self.snapshot + path[len(self.folder):]):
-                    shutil.rmtree(path)
+                    yield path
+
+    def effect(self, copies):
+        """What the commands run since the place was put back did to it, to
+        replay instead of running them again: the files they added or
+        changed, copied into the folder copies with their times (so that
+        ninja sees what it would after a run), the files they removed, the
+        folders they removed and added."""
+        now = fingerprint(self.folder)
+        changed = [path for path, info in now.items() if self.state.get(path) != info]
+        for path in changed:
+            copy = copies + path[len(self.folder):]
+            os.makedirs(os.path.dirname(copy), exist_ok=True)
+            shutil.copy2(path, copy, follow_symlinks=False)
+        removed = self.state.keys() - now.keys()
+        top = len(self.folder)
+        return Effect(copies, [p[top:] for p in changed], [p[top:] for p in removed],
+                      sorted({p[top:] for p in map(gone_folder, removed) if p}),
+                      [p[top:] for p in self.added_folders()])
+
+    def replay(self, effect):
+        """Does to the place (as it is after put_back) what the effect's
+        commands did: put_back undoes it as it would theirs."""
+        for gone in effect.gone:
+            shutil.rmtree(self.folder + gone, ignore_errors=True)
+        for path in effect.removed:
+            if os.path.lexists(self.folder + path):
+                os.remove(self.folder + path)
+        for folder in effect.added:
+            os.makedirs(self.folder + folder, exist_ok=True)
+        for path in effect.changed:
+            os.makedirs(os.path.dirname(self.folder + path), exist_ok=True)
+            shutil.copy2(effect.copies + path, self.folder + path, follow_symlinks=False)
 
     def environment(self, tmp):
         return dict(self.env, WB_BUILD_DIR=os.path.join(self.folder, "build"), TMPDIR=tmp)
@@ -527,6 +588,7 @@ class Result:
     why: str = ""      # why it was skipped or not run, or how it failed
     ran: str = ""      # what ran instead of it: the program it wraps
     seconds: float = 0.0
+    same_as: str = ""  # "doc:line" of the command whose run this is, its effect replayed here
 
 
 @dataclass
@@ -653,12 +715,60 @@ def run_one(text, place, tmp, gpu, has_gpu):
     return judged(*run_shell(text, place, tmp, until_ctrl_c=kind == UNTIL_CTRL_C), gpu)
 
 
-def run_unit(unit, places, scratch, gpu, has_gpu):
+class Memo:
+    """The result and effect of each command that starts more than one unit
+    in a place, kept from its first run: the others start from the same
+    state (the place put back), so they replay its effect instead of
+    running it again (grading/workbook runs every lab's tests: minutes on
+    a GPU)."""
+
+    def __init__(self, folder, units):
+        self.folder = folder
+        starts = Counter((unit.place, unit.texts[0]) for unit in units)
+        self.kept = {key: None for key, count in starts.items() if count > 1}
+
+    def replayed(self, key, place):
+        """The kept result of a command, its effect replayed on the place;
+        None if none is kept."""
+        if not self.kept.get(key):
+            return None
+        result, effect = self.kept[key]
+        place.replay(effect)
+        return result
+
+    def keep(self, key, command, result, place, tmp):
+        """Keeps a command's result and effect if another unit starts with
+        it and replaying it is the same as running it: it ran (passed, was
+        skipped or failed), wrote nothing to its TMPDIR that the block's next
+        commands could read, and does not run until Ctrl-C (stopped after a
+        while, what it did depends on when)."""
+        if (key not in self.kept or result.status not in ("passed", "skipped", "failed")
+                or os.listdir(tmp) or rule_for(key[1])[0] == UNTIL_CTRL_C):
+            return
+        copies = os.path.join(self.folder, str(list(self.kept).index(key)))
+        self.kept[key] = (replace(result, same_as=f"{command.doc}:{command.line}"),
+                          place.effect(copies))
+
+
+def first_result(unit, place, tmp, memo, gpu, has_gpu):
+    """The result of a unit's first command, which runs from its place's
+    pristine state: the memo's, its effect replayed, where another unit
+    ran it."""
+    command, text = unit.commands[0]
+    key = (unit.place, text)
+    result = memo.replayed(key, place)
+    if not result:
+        result = run_one(text, place, tmp, gpu, has_gpu)
+        memo.keep(key, command, result, place, tmp)
+    return result
+
+
+def run_unit(unit, places, scratch, memo, gpu, has_gpu):
     """The results of a unit's commands; its place is put back afterwards."""
     place = places[unit.place]
     tmp = tempfile.mkdtemp(dir=os.path.join(scratch, "tmp"))
-    results = []
-    for text in unit.texts:
+    results = [first_result(unit, place, tmp, memo, gpu, has_gpu)]
+    for text in unit.texts[1:]:
         if any(r.status == "failed" for r in results):
             results.append(Result("not run", "a command before it in its code block failed"))
         else:
@@ -673,10 +783,18 @@ SAID = {"passed": "ok", "skipped": "ok, exit 77 (skipped)",
         "not run": "not run", "failed": "FAILED"}
 
 
+def took(result):
+    """How long a command took, and where it ran if elsewhere (its seconds
+    were spent there, once)."""
+    seconds = f"{result.seconds:.1f} s" if result.seconds else ""
+    if result.same_as:
+        return f" (same as {result.same_as}" + (f", which took {seconds})" if seconds else ")")
+    return f" ({seconds})" if seconds else ""
+
+
 def show(unit, results):
     for (command, text), result in zip(unit.commands, results):
-        took = f" ({result.seconds:.1f} s)" if result.seconds else ""
-        print(f"{SAID[result.status]}{took}: {command.doc}:{command.line}: {text}"
+        print(f"{SAID[result.status]}{took(result)}: {command.doc}:{command.line}: {text}"
               + (f"\n    ({result.ran})" if result.ran else ""), flush=True)
         if result.status == "failed":
             print(f"    {result.why}")
@@ -773,13 +891,16 @@ def main():
                              student=any(u.place == "student copy" for u in units.values()))
         print(f"scratch built in {time.monotonic() - started:.0f} s; {len(refs)} commands in "
               f"{len(docs)} documents, {len(units)} distinct runs", flush=True)
-        results = {}
+        results, memo = {}, Memo(os.path.join(scratch, "memo"), units.values())
         for key, unit in units.items():
-            results[key] = run_unit(unit, places, scratch, args.gpu, has_gpu)
+            results[key] = run_unit(unit, places, scratch, memo, args.gpu, has_gpu)
             show(unit, results[key])
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    print(f"\n{time.monotonic() - started:.0f} s in all")
+    replayed = sum(bool(r[0].same_as) for r in results.values())
+    print(f"\n{time.monotonic() - started:.0f} s in all" + (
+        f"; {replayed} of the distinct runs replayed the effect of their first command, run "
+        "once in another (\"same as\"), rather than running it again" if replayed else ""))
     return summary([(c, results[key][i]) for c, key, i in refs], problems, docs)
 
 
