@@ -15,6 +15,7 @@ from pathlib import Path
 import builddir
 import criterion
 import labs
+import includes
 from ui import Style, lab_or_exit, show_compiler_messages
 
 RESULTS = Path(labs.BUILD) / "results"
@@ -179,6 +180,13 @@ def build_and_test(names, rerun=False):
     problem = builddir.arch_problem()
     if problem:
         print(Style.yellow(problem))
+    for name in names:
+        folder = labs.find_lab(name)[0]
+        refused = includes.source_problems(labs.ROOT, folder)
+        if refused:
+            print(Style.yellow(f"labs/{folder}/kernels.cu: the grader will refuse it as it is "
+                               "(it compiles it with the same checks):"))
+            print("\n".join("  " + line for line in refused))
     print(Style.dim(f"Building {', '.join(names)} ..."), flush=True)
     broken = builddir.build_tests(names)
     reused = []

@@ -13,6 +13,7 @@ is Meson's own. Not test.c (with its hidden tests), not solutions/, not the
 rubric, not other labs. The object it makes is checked (objcheck.py), then
 linked with the trusted test object into the student's test binary.
 """
+import glob
 import json
 import os
 import re
@@ -23,6 +24,8 @@ import tempfile
 
 import labs
 import sandbox
+from includes import (LIBRARY_FOLDERS, LIBRARY_HEADERS, LIBRARY_REFUSED, include_problems,
+                      lab_headers)
 
 TRUSTED = ("meson.build", "meson_options.txt", "common", "labs", "solutions", "tests")
 COMPILE_WALL_S = 180
@@ -30,39 +33,43 @@ LINK_WALL_S = 120
 COMPILE_MEMORY = 16 << 30
 
 
-def include_problems(text, allowed):
-    """Includes that reach outside the lab's tree, one line each: an absolute
-    path, `..`, a device file, a computed (macro) include, a quoted include
-    of a file that is neither the lab's nor common/'s, or an assembler
-    .incbin. System headers (<...> without a path) are fine."""
-    problems = []
-    joined = re.sub(r"\\\r?\n", "", text)
-    # Comments are whitespace to the preprocessor (#/**/include is an
-    # include): blank them, keeping the line count.
-    joined = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n") + " ", joined, flags=re.S)
-    joined = re.sub(r"//[^\n]*", "", joined)
-    for number, line in enumerate(joined.splitlines(), 1):
-        # "#", and its digraph and trigraph spellings.
-        m = re.match(r"\s*(?:#|%:|\?\?=)\s*(include_next|include|import)\b\s*(.*)", line)
-        if m:
-            directive, rest = m.group(1), m.group(2).strip()
-            target = re.match(r'"([^"]*)"|<([^>]*)>', rest)
-            if directive != "include":
-                problems.append(f"line {number}: #{directive} is not allowed in a lab")
-            elif not target:
-                problems.append(f"line {number}: a computed #include ({rest[:60]}): name the header")
-            else:
-                name = target.group(1) if target.group(1) is not None else target.group(2)
-                if name.startswith("/") or ".." in name.split("/") or "\\" in name:
-                    problems.append(f"line {number}: #include {rest[:80]} reaches outside the lab's "
-                                    "tree (an absolute path or ..)")
-                elif target.group(1) is not None and name not in allowed:
-                    problems.append(f"line {number}: #include \"{name}\": only the lab's and "
-                                    f"common/'s headers can be included with quotes "
-                                    f"({', '.join(sorted(allowed))})")
-        if re.search(r"\.incbin\b", line, re.I):
-            problems.append(f"line {number}: .incbin (reading a file into the object) is not allowed")
-    return problems
+def library_paths():
+    """The folders and files of the libraries that do the labs' work
+    (includes.py) on this machine, as real paths: the CUDA toolkit's
+    (include/cccl/cub, ...) and the system's (/usr/include/thrust from a
+    distribution's package). Returns (folders, files)."""
+    roots = ["/usr/include", "/usr/local/include"]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        toolkit = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+        roots += [os.path.join(toolkit, "include")]
+        roots += glob.glob(os.path.join(toolkit, "targets", "*", "include"))
+    folders, files = set(), set()
+    for root in roots:
+        for top in (root, os.path.join(root, "cccl")):
+            for name in LIBRARY_FOLDERS:
+                if os.path.isdir(os.path.join(top, name)):
+                    folders.add(os.path.realpath(os.path.join(top, name)))
+        for sub in ("cooperative_groups", os.path.join("cooperative_groups", "details")):
+            for name in LIBRARY_HEADERS:
+                if os.path.isfile(os.path.join(root, sub, name)):
+                    files.add(os.path.realpath(os.path.join(root, sub, name)))
+    return sorted(folders), sorted(files)
+
+
+def library_binds(folder):
+    """bwrap's (source, target) pairs that hide those libraries from a
+    compile: an empty folder over each of their folders, a header that stops
+    the compile with the reason over each of their files (both made in
+    folder)."""
+    empty = os.path.join(folder, "empty")
+    stub = os.path.join(folder, "library.h")
+    if not os.path.isfile(stub):
+        os.makedirs(empty, exist_ok=True)
+        with open(stub, "w") as f:
+            f.write(f'#error "this header {LIBRARY_REFUSED}"\n')
+    folders, files = library_paths()
+    return [(empty, path) for path in folders] + [(stub, path) for path in files]
 
 
 class Workspace:
@@ -140,14 +147,7 @@ class Workspace:
         return [data] if os.path.isdir(data) else []
 
     def lab_headers(self, folder):
-        """Headers a lab's kernels.cu may include with quotes: the lab's own
-        and common/'s, by name."""
-        names = {}
-        for top in (os.path.join(self.src, "labs", folder), os.path.join(self.src, "common")):
-            for entry in sorted(os.listdir(top)):
-                if entry.endswith((".h", ".cuh")):
-                    names.setdefault(entry, os.path.join(top, entry))
-        return names
+        return lab_headers(self.src, folder)
 
     # ------------------------------------------------------ student side
     def submitted_source(self, folder, tag="submission"):
@@ -178,7 +178,8 @@ class Workspace:
             ro_at=[(path, os.path.join(self.src, "labs", folder, header))
                    for header, path in headers.items()
                    if os.path.dirname(path).endswith(folder)]
-            + [(student_file, os.path.join(self.src, "labs", folder, "kernels.cu"))],
+            + [(student_file, os.path.join(self.src, "labs", folder, "kernels.cu"))]
+            + library_binds(os.path.join(self.root, "hidden")),
             chdir=self.build)
         # The object folder is the only writable place: bind it last, read-write.
         view += ["--bind", out_dir, target_dir]

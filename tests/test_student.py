@@ -22,6 +22,7 @@ atexit.register(shutil.rmtree, BUILD, ignore_errors=True)
 os.environ["WB_BUILD_DIR"] = BUILD
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 
+import includes  # noqa: E402
 import labs  # noqa: E402
 import progress  # noqa: E402
 import skeleton  # noqa: E402
@@ -160,6 +161,36 @@ class States(unittest.TestCase):
 
     def test_progress_bar(self):
         self.assertEqual(progress.progress_bar(17, 42, width=10), "[####------] 17/42 stages")
+
+
+class IncludeCheck(unittest.TestCase):
+    """The grader's include check, which the student's loop also runs
+    (includes.py): the shipped files pass it, a library that does the lab's
+    work is refused however its path is spelled."""
+
+    def test_skeletons_and_references_pass(self):
+        for folder, _ in labs.all_labs():
+            allowed = set(includes.lab_headers(ROOT, folder))
+            self.assertEqual(includes.source_problems(ROOT, folder), [], folder)
+            reference = Path(ROOT, "solutions", folder, "kernels.cu").read_text()
+            self.assertEqual(includes.include_problems(reference, allowed), [], folder)
+
+    def test_libraries_refused(self):
+        for line in ("#include <cub/cub.cuh>", '#include "thrust/reduce.h"',
+                     "#include <cccl/cub/block/block_reduce.cuh>", "# include <./thrust/sort.h>",
+                     "#include <cooperative_groups/reduce.h>",
+                     "#include <cooperative_groups/details/coalesced_scan.h>"):
+            problems = includes.include_problems(line + "\n", {"lab.h"})
+            self.assertEqual(len(problems), 1, line)
+            self.assertIn("does the work the labs teach", problems[0])
+        for line in ("#include <cooperative_groups.h>", "#include <cuda/atomic>",
+                     '#include "lab.h"', "#include <stdio.h>"):
+            self.assertEqual(includes.include_problems(line + "\n", {"lab.h"}), [], line)
+
+    def test_file_readers_refused(self):
+        for line in ('asm(".incbin \\"x\\"");', 'asm(".include \\"x\\"");', '#embed "x"',
+                     "#include_next <stdio.h>", '#include "/etc/passwd"', "#include NAME"):
+            self.assertEqual(len(includes.include_problems(line + "\n", set())), 1, line)
 
 
 class Reset(unittest.TestCase):

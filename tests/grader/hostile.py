@@ -34,6 +34,12 @@ CASES = [
     ("include-computed", *top('#define SOLUTION "../../solutions/00-vector-add/kernels.cu"\n#include SOLUTION'),
      "failed", "fail", True),
     ("incbin-rubric", *top('asm(".incbin \\"../../grading/rubric.toml\\"");'), "failed", "fail", True),
+    ("asm-include", *top('asm(".include \\"/etc/passwd\\"");'), "failed", "fail", True),
+    # --- a library doing the lab's work: refused by name, and not in the compile's view
+    ("library-thrust", BODY, "    thrust::transform(thrust::device, a, a + n, b, c, thrust::plus<float>());\n"
+     "    return;\n" + BODY, "failed", "fail", True),
+    ("library-cub-by-path", *top("#include <cccl/cub/device/device_reduce.cuh>"), "failed", "fail", True),
+    ("library-cg-reduce", *top("#include <cooperative_groups/reduce.h>"), "failed", "fail", True),
     ("compile-error", KERNEL, "        c[i] = a[i] + ;", "failed", "fail", True),
     # --- changing the verdict from inside the process: refused by the allow list
     ("criterion-report-hook", *top('__attribute__((section("cr_pot"), used)) static void *hook = 0;'),
@@ -107,6 +113,9 @@ def make(reference_text, case, skeleton_text=None):
         text = reference_text.replace(find, replace, 1)
     if ("printf" in text or "puts" in text) and "<stdio.h>" not in text:
         text = "#include <stdio.h>\n" + text
+    if "thrust::" in text:
+        text = ("#include <thrust/execution_policy.h>\n#include <thrust/functional.h>\n"
+                "#include <thrust/transform.h>\n" + text)
     if ("exit(0)" in text or "malloc" in text) and "<unistd.h>" not in text:
         text = "#include <stdlib.h>\n#include <unistd.h>\n" + text
     return text

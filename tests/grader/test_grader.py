@@ -169,6 +169,37 @@ def sandbox_problems(tmp):
     return problems
 
 
+def library_view_problems(tmp):
+    """The libraries that do the labs' work are not in the view of the
+    student's compile (trees.library_binds): an include of CUB finds
+    nothing, cooperative groups' reduce stops with the reason, and the
+    headers the labs use (cooperative_groups.h, cuda/atomic) still work."""
+    import sandbox
+    import trees
+    if not sandbox.available()[0] or not shutil.which("nvcc"):
+        print("sandbox or nvcc not available here: the compile view's libraries are not checked")
+        return []
+    folders, files = trees.library_paths()
+    if not folders or not files:
+        return [f"library view: CUB, Thrust or cooperative groups' reduce not found ({folders}, {files})"]
+    src = os.path.join(tmp, "library-view")
+    os.makedirs(src)
+    sources = {"cub.cu": ("#include <cub/cub.cuh>\n", False),
+               "cg-reduce.cu": ("#include <cooperative_groups/reduce.h>\n", False),
+               "allowed.cu": ("#include <cooperative_groups.h>\n#include <cuda/atomic>\n", True)}
+    view = sandbox.view_args(ro=[src], ro_at=trees.library_binds(os.path.join(tmp, "hidden")))
+    problems = []
+    for name, (text, compiles) in sources.items():
+        with open(os.path.join(src, name), "w") as f:
+            f.write(text)
+        run = sandbox.run(["nvcc", "-E", "-o", "/dev/null", os.path.join(src, name)], cwd=src,
+                          env=sandbox.minimal_env(), wall_s=120, sandbox=view)
+        if (run["status"] == 0) != compiles:
+            problems.append(f"library view: {name} {'failed' if compiles else 'compiled'}: "
+                            f"{run['output'][-200:]}")
+    return problems
+
+
 def verdict(report):
     """(build, tests, reason) as the grader decided, from its JSON report;
     "fail" means that no test scored (the rubric's scored_with keeps the n = 0
@@ -279,7 +310,7 @@ def main():
             return 1
         rows.update({r["submission"]: r for r in csv.DictReader(open(path))})
     failures = (prerequisite_problems() + sanitizer_parse_problems() + timing_check_problems()
-                + sandbox_problems(base))
+                + sandbox_problems(base) + library_view_problems(base))
     leftovers = [n for n in os.listdir(tmp) if n.startswith(("wbgrade-", "wbtest-"))]
     if leftovers:
         failures.append(f"workspaces left behind: {leftovers[:5]}")
