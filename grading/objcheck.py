@@ -15,11 +15,20 @@ reference's object of the same lab, by allow list:
 - sections: only those the reference's object has, plus the ones ordinary
   code makes (text, data, constants, exception tables); not `.init`, not a
   test runner's hook section;
-- no system call instructions (code that calls the kernel directly).
+- no system call instructions (code that calls the kernel directly);
+- a size that lab code makes: the labs' objects, device code for seven
+  architectures included, are under 1 MiB; one of hundreds of megabytes
+  (an assembler `.fill`, a huge initialised array) would only make the
+  check's tools run for minutes and fill the grader's memory.
 Names are compared without their version suffix (memcmp@GLIBC_2.2.5).
 """
+import os
 import re
 import subprocess
+import threading
+
+OBJECT_LIMIT = 64 << 20   # bytes
+TOOL_WALL_S = 120         # each of nm, readelf and objdump
 
 BASE_IMPORTS = [
     # C library: output, strings, memory, numbers, math.
@@ -61,11 +70,37 @@ ORDINARY_SECTIONS = re.compile(
 SYSCALL = re.compile(r"\s(syscall|sysenter|int\s+\$0x80)\b")
 
 
+class TooSlow(Exception):
+    """A tool of the check ran past TOOL_WALL_S."""
+
+
+def _lines(argv):
+    """The lines a tool prints, read as they come; TooSlow when it runs
+    past TOOL_WALL_S."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            errors="replace")
+    stopped = threading.Event()
+
+    def stop():
+        stopped.set()
+        proc.kill()
+
+    timer = threading.Timer(TOOL_WALL_S, stop)
+    timer.start()
+    try:
+        yield from proc.stdout
+    finally:
+        timer.cancel()
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+    if stopped.is_set():
+        raise TooSlow(f"{argv[0]} ran past {TOOL_WALL_S} s on it")
+
+
 def _nm(obj, *flags):
-    proc = subprocess.run(["nm", *flags, obj], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                          text=True)
     symbols = {}
-    for line in proc.stdout.splitlines():
+    for line in _lines(["nm", *flags, obj]):
         parts = line.split()
         if len(parts) >= 2:
             kind, name = parts[-2], parts[-1]
@@ -83,13 +118,28 @@ def definitions(obj):
 
 
 def sections(obj):
-    proc = subprocess.run(["readelf", "-S", "-W", obj], stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL, text=True)
-    return set(re.findall(r"\]\s+(\S+)", proc.stdout)) - {"NULL"}
+    return set(re.findall(r"\]\s+(\S+)", "".join(_lines(["readelf", "-S", "-W", obj])))) - {"NULL"}
+
+
+def makes_system_calls(obj):
+    """Whether the object's code holds a system call instruction (objdump's
+    disassembly, read line by line: it is many times the code's size)."""
+    return any(SYSCALL.search(line) for line in _lines(["objdump", "-d", "--no-show-raw-insn", obj]))
 
 
 def problems(student, reference):
     """The reasons to refuse the student's object, one sentence each."""
+    try:
+        return _problems(student, reference)
+    except TooSlow as e:
+        return [f"its object could not be checked: {e}"]
+
+
+def _problems(student, reference):
+    size = os.path.getsize(student)
+    if size > OBJECT_LIMIT:
+        return [f"its object is {size >> 20} MiB, more than lab code makes ({OBJECT_LIMIT >> 20} MiB "
+                "at most; the labs' are under 1 MiB): code or data generated into it"]
     found = []
     allowed = imports(reference)
     bad = sorted(s for s in imports(student) if s not in allowed and not _BASE.match(s))
@@ -111,8 +161,6 @@ def problems(student, reference):
     if extra:
         found.append("has ELF sections that lab code does not make (code run before main or by the "
                      "test runner): " + ", ".join(extra[:8]))
-    disassembly = subprocess.run(["objdump", "-d", "--no-show-raw-insn", student],
-                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
-    if SYSCALL.search(disassembly):
+    if makes_system_calls(student):
         found.append("makes system calls directly (a syscall instruction)")
     return found

@@ -31,6 +31,9 @@ TRUSTED = ("meson.build", "meson_options.txt", "common", "labs", "solutions", "t
 COMPILE_WALL_S = 180
 LINK_WALL_S = 120
 COMPILE_MEMORY = 16 << 30
+# Each file the compile writes (its temporaries, the object): the labs'
+# objects are under 1 MiB, and objcheck.py refuses one over 64 MiB.
+COMPILE_FILE_BYTES = 256 << 20
 
 
 def library_paths():
@@ -191,7 +194,8 @@ class Workspace:
                 output, os.path.join(out_dir, os.path.basename(output)))
         run = sandbox.run(["sh", "-c", command], cwd=self.build, env=sandbox.minimal_env(),
                           wall_s=COMPILE_WALL_S, cpu_s=COMPILE_WALL_S * 4,
-                          memory_bytes=COMPILE_MEMORY, output_bytes=200000, sandbox=view)
+                          memory_bytes=COMPILE_MEMORY, file_bytes=COMPILE_FILE_BYTES,
+                          output_bytes=200000, sandbox=view)
         if run["status"] is None:
             return False, f"the compiler ran past {COMPILE_WALL_S} s and was stopped", None
         obj = os.path.join(out_dir, os.path.basename(output))

@@ -59,6 +59,8 @@ CASES = [
                             " struct rlimit r = {0, 0}; setrlimit(RLIMIT_CPU, &r); dlmopen(0, \"x\", 0); }"),
      "rejected", "fail", True),
     ("inline-syscall", *top('void raw(void) { asm volatile("syscall"); }'), "rejected", "fail", True),
+    # 80 MB of code: the check's disassembly would be gigabytes of text
+    ("huge-object", *top('asm(".text\\n.fill 80000000, 1, 0x90");'), "rejected", "fail", True),
     ("replace-memcmp", *top('extern "C" int memcmp(const void *a, const void *b, size_t n) { return 0; }'),
      "rejected", "fail", True),
     # Declared as glibc declares it (with _FORTIFY_SOURCE its stdio.h does).
