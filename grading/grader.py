@@ -39,9 +39,11 @@ def student_source(folder, files, notes):
     return data
 
 
-def build_student(ws, folder, name, source):
-    """(status, message, binary): status "ok", "failed" (does not compile or
-    link) or "rejected" (the static check)."""
+def build_student(ws, folder, name, source, hidden=()):
+    """(status, message, binaries): status "ok", "failed" (does not compile
+    or link) or "rejected" (the static check); binaries {"hidden": the test
+    binary for the hidden tests (names in hidden), "visible": for the others
+    (without the hidden tests' code: trees.visible_test_object)}."""
     ok, output, obj = ws.compile_student(folder, name, source)
     if not ok:
         return "failed", "does not compile:\n" + labs.compiler_messages(output), None
@@ -52,7 +54,14 @@ def build_student(ws, folder, name, source):
     ok, output, binary = ws.link_student(folder, name, obj)
     if not ok:
         return "failed", "does not link:\n" + labs.compiler_messages(output), None
-    return "ok", "", binary
+    binaries = {"hidden": binary, "visible": binary}
+    visible_object = ws.visible_test_object(folder, name, hidden)
+    if visible_object:
+        ok, output, binaries["visible"] = ws.link_student(
+            folder, name, obj, os.path.join(ws.build, f"{name}-student-visible"), visible_object)
+        if not ok:
+            return "failed", "does not link:\n" + labs.compiler_messages(output), None
+    return "ok", "", binaries
 
 
 def sanitize(binary, reference_bin, t, lim, seed, data_dirs, source, tools):
@@ -104,7 +113,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes)
     if args.sanitize and not sanitizing:
         result["message"] = "; ".join(filter(None, [result["message"], "compute-sanitizer is not "
                                                     "installed here: --sanitize checked nothing"]))
-    build, message, binary = build_student(ws, folder, name, source)
+    build, message, binaries = build_student(ws, folder, name, source, hidden)
     if build != "ok":
         result.update(build=build, message=message, gpu_ran=False)   # no test ran at all
         for t in result["tests"]:
@@ -114,6 +123,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes)
     timings = {}
     for t in result["tests"]:
         lim = rubric.limits_for(defaults, t["test"])
+        binary = binaries["hidden" if t["visibility"] != "visible" else "visible"]
         got = judge.run_test(binary, reference_bin, t["suite"], t["test"], lim, seed,
                              ws.data_dirs(folder), ws.submitted_source(folder))
         if got["status"] == "skipped":

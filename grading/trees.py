@@ -203,14 +203,51 @@ class Workspace:
             return False, run["output"], None
         return True, run["output"], obj
 
-    def link_student(self, folder, name, obj, binary=None):
-        """Links the checked student object with the trusted test object into
-        binary (default: the build's <name>-student). Returns (ok, message,
-        binary)."""
+    def visible_test_object(self, folder, name, hidden):
+        """The student side's test object without the lab's hidden tests
+        (the names in hidden; test.c compiled with WB_WITHOUT_HIDDEN_TESTS
+        leaves hidden.c out), or None for a lab that has none. The test
+        processes whose output a student sees run a binary linked with it:
+        the hidden tests' code and strings are not in their memory to print.
+        Trusted code, compiled outside the sandbox."""
+        if not hidden:
+            return None
+        entry = self._test_entry(folder, name)
+        output = entry["output"][:-len(".o")] + ".visible.o"
+        command = entry["command"].replace(entry["output"], output) + " -DWB_WITHOUT_HIDDEN_TESTS"
+        proc = subprocess.run(["sh", "-c", command], cwd=self.build, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, errors="replace")
+        if proc.returncode != 0:
+            raise RuntimeError(f"labs/{folder}/test.c does not compile without its hidden tests:\n"
+                               + proc.stdout[-2000:])
+        # Criterion defines <suite>_<test>_meta for each test it registers.
+        symbols = subprocess.run(["nm", "--defined-only", os.path.join(self.build, output)],
+                                 stdout=subprocess.PIPE, text=True).stdout
+        left = sorted(t for t in hidden if re.search(rf"\b\w+_{re.escape(t)}_meta$", symbols, re.M))
+        if left:
+            raise RuntimeError(f"labs/{folder}/test.c keeps the hidden tests {', '.join(left)} "
+                               "with WB_WITHOUT_HIDDEN_TESTS defined: include hidden.c under "
+                               "#if __has_include(\"hidden.c\") && !defined(WB_WITHOUT_HIDDEN_TESTS) "
+                               "(labs/README.md)")
+        return output
+
+    def _test_entry(self, folder, name):
+        for entry in self.commands:
+            if entry.get("output", "").startswith(f"{name}-student.p/") and \
+                    entry["file"].endswith(f"labs/{folder}/test.c"):
+                return entry
+        raise RuntimeError(f"no compile command for labs/{folder}/test.c in the trusted build")
+
+    def link_student(self, folder, name, obj, binary=None, test_object=None):
+        """Links the checked student object with the trusted test object (or
+        test_object, from visible_test_object) into binary (default: the
+        build's <name>-student). Returns (ok, message, binary)."""
         _, output = self.kernels_command(folder, name)
         link = self.link_command(name)
         binary = binary or os.path.join(self.build, f"{name}-student")
         link = link.replace(f"-o {name}-student ", f"-o {binary} ", 1).replace(output, obj, 1)
+        if test_object:
+            link = link.replace(self._test_entry(folder, name)["output"], test_object, 1)
         if os.path.exists(binary):
             os.remove(binary)
         run = sandbox.run(["sh", "-c", link], cwd=self.build, env=dict(os.environ),

@@ -171,7 +171,10 @@ Test(vector_add, timing_2e26, .description = "time and bandwidth at 2^26 element
 }
 
 /* The tests that grading/rubric.toml hides until the deadline are in
- * hidden.c, which the student copy leaves out (grading/release.py). */
-#if __has_include("hidden.c")
+ * hidden.c, which the student copy leaves out (grading/release.py). The
+ * grader builds the binary of the visible tests without them
+ * (WB_WITHOUT_HIDDEN_TESTS), so that code whose output students see cannot
+ * print the hidden tests from its own memory. */
+#if __has_include("hidden.c") && !defined(WB_WITHOUT_HIDDEN_TESTS)
 #include "hidden.c"
 #endif

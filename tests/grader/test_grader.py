@@ -200,6 +200,76 @@ def library_view_problems(tmp):
     return problems
 
 
+# A constructor that prints every string of its own executable that holds
+# NEEDLE (found from the ELF header below its code, no call outside the
+# allow list): lab 00's hidden test is stage0_n_zero_launches_nothing.
+LEAK = r"""
+#include <elf.h>
+#include <stdio.h>
+#include <string.h>
+#define NEEDLE "n_zero_launches"
+__attribute__((constructor)) static void leak(void)
+{
+    unsigned long page = (unsigned long)&leak & ~4095UL;
+    while (memcmp((const void *)page, "\x7f" "ELF", 4) != 0)
+        page -= 4096;
+    const Elf64_Ehdr *elf = (const Elf64_Ehdr *)page;
+    const Elf64_Phdr *ph = (const Elf64_Phdr *)(page + elf->e_phoff);
+    unsigned long bias = 0;
+    for (int i = 0; i < elf->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0)
+            bias = page - ph[i].p_vaddr;
+    for (int i = 0; i < elf->e_phnum; i++) {
+        const char *start = (const char *)(bias + ph[i].p_vaddr);
+        for (const char *p = start; ph[i].p_type == PT_LOAD && p + 15 <= start + ph[i].p_filesz; p++)
+            if (memcmp(p, NEEDLE, 15) == 0) {
+                const char *s = p;
+                while (s > start && s[-1] >= 32 && s[-1] < 127)
+                    s--;
+                printf("LEAKED: %.80s\n", s);
+            }
+    }
+}
+"""
+
+
+def hidden_leak_problems():
+    """The visible tests run from a binary without the hidden tests: a
+    submission that prints the strings of its own process finds lab 00's
+    hidden test in the binary of the hidden tests (so the check can fail),
+    and not in the one whose output students see."""
+    import grader
+    import sandbox
+    import trees
+    hidden = set(rubric.load(rubric.DEFAULT)[1].get("vector-add", {}).get("hidden", []))
+    if not hidden:
+        return ["hidden leak: grading/rubric.toml hides no test of vector-add any more: "
+                "point this check at a lab that has hidden tests"]
+    reference = open(os.path.join(ROOT, "solutions", LAB, "kernels.cu")).read()
+    with trees.Workspace() as ws:
+        ws.configure([(LAB, "vector-add")])
+        ok, log = ws.build_trusted("vector-add")
+        if not ok:
+            return [f"hidden leak: the trusted tree does not build: {log[-500:]}"]
+        status, message, binaries = grader.build_student(
+            ws, LAB, "vector-add", (LEAK + reference).encode(), hidden)
+        if status != "ok":
+            return [f"hidden leak: the leaking submission was not built ({status}): {message[:300]}"]
+        seen = {}
+        for kind, binary in binaries.items():
+            view = sandbox.view_args(ro=[binary, *sandbox.library_dirs(binary)])
+            run = sandbox.run([binary, "--filter=vector_add/stage0_sizes"], cwd=ws.root,
+                              env=sandbox.minimal_env(), wall_s=60, sandbox=view)
+            seen[kind] = sorted(t for t in hidden if t in run["output"])
+    problems = []
+    if seen["visible"]:
+        problems.append(f"hidden leak: the visible tests' binary holds {seen['visible']}")
+    if not seen["hidden"]:
+        problems.append("hidden leak: the scan found no hidden test even in the hidden tests' "
+                        "binary (the check cannot fail)")
+    return problems
+
+
 def verdict(report):
     """(build, tests, reason) as the grader decided, from its JSON report;
     "fail" means that no test scored (the rubric's scored_with keeps the n = 0
@@ -310,7 +380,7 @@ def main():
             return 1
         rows.update({r["submission"]: r for r in csv.DictReader(open(path))})
     failures = (prerequisite_problems() + sanitizer_parse_problems() + timing_check_problems()
-                + sandbox_problems(base) + library_view_problems(base))
+                + sandbox_problems(base) + library_view_problems(base) + hidden_leak_problems())
     leftovers = [n for n in os.listdir(tmp) if n.startswith(("wbgrade-", "wbtest-"))]
     if leftovers:
         failures.append(f"workspaces left behind: {leftovers[:5]}")
