@@ -467,8 +467,10 @@ sssp_work *sssp_work_new(int n)
     sssp_work *w = checked_malloc(sizeof *w, "sssp_work");
     size_t bytes = sizeof(int) * (size_t)n;
     w->n = n;
-    CUDA_CHECK(cudaMalloc((void **)&w->frontier[0], bytes));
-    CUDA_CHECK(cudaMalloc((void **)&w->frontier[1], bytes));
+    /* 2n slots: in a sweep round a node can be appended twice (given.cuh,
+     * SWEEP_FRACTION), so a worklist can outgrow n, never 2n. */
+    CUDA_CHECK(cudaMalloc((void **)&w->frontier[0], 2 * bytes));
+    CUDA_CHECK(cudaMalloc((void **)&w->frontier[1], 2 * bytes));
     CUDA_CHECK(cudaMalloc((void **)&w->far[0], bytes));
     CUDA_CHECK(cudaMalloc((void **)&w->far[1], bytes));
     w->delta = 1;

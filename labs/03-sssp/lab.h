@@ -37,7 +37,7 @@ typedef struct {
  * so that timings leave cudaMalloc out). */
 typedef struct sssp_work {
     int n;
-    int *frontier[2];        /* this round's and the next round's worklist */
+    int *frontier[2];        /* this round's and the next round's worklist (2n slots) */
     int *far[2];             /* stage 3: nodes left for a later bucket */
     int delta;               /* stage 3: bucket width (graph_suggest_delta) */
     int block;               /* threads per block of every launch (SSSP_BLOCK) */
