@@ -131,7 +131,10 @@ static int *to_guarded(const int *host, size_t count)
  * off the list (a bound i <= n) shows in queued's guard zone instead of
  * relaxing a weight -1 forever. The worklists and flags are guarded too
  * (sssp_work_new's twin, with guard zones): a list that outgrows its n
- * slots writes into a guard zone. */
+ * slots writes into a guard zone. sssp_work_new gives a list 2n slots,
+ * for the sweep's rare second push of a node (given.cuh); here n are
+ * kept, so that a push without de-duplication, which puts a node on a
+ * list once per improvement, overflows them. */
 static device_side device_side_new(const graph *g, int delta)
 {
     int n = g->n, m = g->m;
