@@ -63,21 +63,27 @@ def _signal_name(status):
 
 def _copy_recording(source, target):
     """Copies the regular files of the recording (no links, nothing else)
-    into a folder of the grader's, so that the judge reads only data."""
+    into a folder of the grader's, so that the judge reads only data: no
+    more than RECORD_BYTES in all (the files past it are left out, and the
+    cases they held fail as unrecorded). A FIFO is opened without waiting
+    for a writer (O_NONBLOCK) and skipped like any other special file."""
     os.makedirs(target, exist_ok=True)
-    for name in os.listdir(source):
+    left = RECORD_BYTES
+    for name in sorted(os.listdir(source)):
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
             continue
         path = os.path.join(source, name)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             continue
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                continue
-            with open(os.path.join(target, name), "wb") as out:
-                shutil.copyfileobj(f, out)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > left:
+            os.close(fd)
+            continue
+        left -= info.st_size
+        with os.fdopen(fd, "rb") as f, open(os.path.join(target, name), "wb") as out:
+            shutil.copyfileobj(f, out)
 
 
 def _read_csv(path):

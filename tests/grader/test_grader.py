@@ -200,6 +200,37 @@ def library_view_problems(tmp):
     return problems
 
 
+def recording_copy_problems(tmp):
+    """What the judge copies of a recording folder the submission's process
+    filled: its regular files only, within RECORD_BYTES in all; a FIFO
+    (which a blocking open would wait on for ever), a link and a folder are
+    skipped at once."""
+    import judge
+    import threading
+    source, target = os.path.join(tmp, "record-in"), os.path.join(tmp, "record-out")
+    os.makedirs(os.path.join(source, "folder"))
+    with open(os.path.join(source, "vector_add_stage0_sizes.0"), "wb") as f:
+        f.write(b"O" * 100)
+    with open(os.path.join(source, "vector_add_stage0_sizes.1"), "wb") as f:
+        f.write(b"O" * 100)
+    os.mkfifo(os.path.join(source, "vector_add_stage0_sizes.2"))
+    os.symlink("/etc/passwd", os.path.join(source, "vector_add_stage0_sizes.3"))
+    saved = judge.RECORD_BYTES
+    judge.RECORD_BYTES = 150   # room for one of the two files
+    copier = threading.Thread(target=judge._copy_recording, args=(source, target), daemon=True)
+    copier.start()
+    copier.join(timeout=20)
+    judge.RECORD_BYTES = saved
+    if copier.is_alive():
+        with open(os.path.join(source, "vector_add_stage0_sizes.2"), "wb"):
+            pass   # let the stuck open go
+        return ["recording copy: it waited on a FIFO"]
+    copied = sorted(os.listdir(target))
+    if copied != ["vector_add_stage0_sizes.0"]:
+        return [f"recording copy: copied {copied}, not the first regular file alone"]
+    return []
+
+
 # A constructor that prints every string of its own executable that holds
 # NEEDLE (found from the ELF header below its code, no call outside the
 # allow list): lab 00's hidden test is stage0_n_zero_launches_nothing.
@@ -380,7 +411,8 @@ def main():
             return 1
         rows.update({r["submission"]: r for r in csv.DictReader(open(path))})
     failures = (prerequisite_problems() + sanitizer_parse_problems() + timing_check_problems()
-                + sandbox_problems(base) + library_view_problems(base) + hidden_leak_problems())
+                + sandbox_problems(base) + library_view_problems(base) + hidden_leak_problems()
+                + recording_copy_problems(base))
     leftovers = [n for n in os.listdir(tmp) if n.startswith(("wbgrade-", "wbtest-"))]
     if leftovers:
         failures.append(f"workspaces left behind: {leftovers[:5]}")
