@@ -66,24 +66,31 @@ def _copy_recording(source, target):
     into a folder of the grader's, so that the judge reads only data: no
     more than RECORD_BYTES in all (the files past it are left out, and the
     cases they held fail as unrecorded). A FIFO is opened without waiting
-    for a writer (O_NONBLOCK) and skipped like any other special file."""
+    for a writer (O_NONBLOCK) and skipped like any other special file; a
+    link in the record folder's own place is not followed."""
     os.makedirs(target, exist_ok=True)
+    try:   # the folder itself, not a link the submission put in its place
+        folder = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
     left = RECORD_BYTES
-    for name in sorted(os.listdir(source)):
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-            continue
-        path = os.path.join(source, name)
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > left:
-            os.close(fd)
-            continue
-        left -= info.st_size
-        with os.fdopen(fd, "rb") as f, open(os.path.join(target, name), "wb") as out:
-            shutil.copyfileobj(f, out)
+    try:
+        for name in sorted(os.listdir(folder)):
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+                continue
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+            except OSError:
+                continue
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > left:
+                os.close(fd)
+                continue
+            left -= info.st_size
+            with os.fdopen(fd, "rb") as f, open(os.path.join(target, name), "wb") as out:
+                shutil.copyfileobj(f, out)
+    finally:
+        os.close(folder)
 
 
 def _read_csv(path):

@@ -204,7 +204,8 @@ def recording_copy_problems(tmp):
     """What the judge copies of a recording folder the submission's process
     filled: its regular files only, within RECORD_BYTES in all; a FIFO
     (which a blocking open would wait on for ever), a link and a folder are
-    skipped at once."""
+    skipped at once, and a link in the record folder's place is not
+    followed."""
     import judge
     import threading
     source, target = os.path.join(tmp, "record-in"), os.path.join(tmp, "record-out")
@@ -228,6 +229,12 @@ def recording_copy_problems(tmp):
     copied = sorted(os.listdir(target))
     if copied != ["vector_add_stage0_sizes.0"]:
         return [f"recording copy: copied {copied}, not the first regular file alone"]
+    # The record folder replaced by a link to a folder of the grader's machine.
+    linked = os.path.join(tmp, "record-link")
+    os.symlink(source, linked)
+    judge._copy_recording(linked, os.path.join(tmp, "record-link-out"))
+    if os.listdir(os.path.join(tmp, "record-link-out")):
+        return ["recording copy: it followed a link in the record folder's place"]
     return []
 
 
