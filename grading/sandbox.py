@@ -11,7 +11,8 @@ parent. grading/README.md ("Threat model") says what it stops and what not.
 
 A view is built from an allow list: the system's /usr (the compiler, the
 CUDA toolkit, the C and C++ libraries), a few files of /etc, the GPU's
-device nodes when asked, the paths a caller binds, a private /tmp. Nothing
+device nodes when asked, the paths a caller binds, a private /tmp (at most
+TMP_BYTES). Nothing
 else of the machine is there: not the checkout, not $HOME, not the grader's
 work folders, not other submissions.
 """
@@ -30,6 +31,10 @@ import time
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
              "/etc/localtime", "/etc/nvidia")
 _PROBE = None
+# The private /tmp is memory: a size keeps a process that fills it from
+# taking the machine's (a compile's temporaries and a test's few files need
+# far less).
+TMP_BYTES = 4 << 30
 
 
 def bwrap():
@@ -125,8 +130,8 @@ def view_args(ro=(), rw=(), ro_at=(), gpu=False, chdir=None):
     the writable paths rw, (source, target) pairs ro_at bound read-only at
     another path, and the GPU's device nodes when gpu."""
     args = [bwrap() or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-            "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-            "--setenv", "HOME", "/tmp"]
+            "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev",
+            "--size", str(TMP_BYTES), "--tmpfs", "/tmp", "--setenv", "HOME", "/tmp"]
     args += _system_binds()
     for path in tool_dirs():
         args += ["--ro-bind", path, path]
