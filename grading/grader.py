@@ -85,7 +85,7 @@ def sanitize(binary, reference_bin, t, lim, seed, data_dirs, source, tools):
     return findings
 
 
-def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes):
+def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes, deadline):
     result = {"lab": name, "folder": folder, "build": "ok", "message": notes.get(folder, ""),
               "tests": [], "score": 0.0, "max_score": 0.0, "gpu_ran": True, "perf": None,
               "launches": 0}
@@ -120,12 +120,19 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes)
             t["output"] = "not run: the lab " + message if build == "failed" else "not run: " + message
         return result
 
-    timings = {}
+    timings, timeouts = {}, {}
     for t in result["tests"]:
+        skip = rubric.not_run_reason(defaults, t["test"], timeouts, time.monotonic(), deadline)
+        if skip:
+            t.update(status="failed", output=skip)
+            continue
         lim = rubric.limits_for(defaults, t["test"])
         binary = binaries["hidden" if t["visibility"] != "visible" else "visible"]
         got = judge.run_test(binary, reference_bin, t["suite"], t["test"], lim, seed,
                              ws.data_dirs(folder), ws.submitted_source(folder))
+        if got["timed_out"]:
+            stage = rubric.stage_of(t["test"])
+            timeouts[stage] = timeouts.get(stage, 0) + 1
         if got["status"] == "skipped":
             # The judge skipped the test: without a usable GPU, or a test of
             # the lab skipped itself (its reason says why).
@@ -174,6 +181,7 @@ def grade_submission(args):
     defaults, lab_rubrics = rubric.load(args.rubric)
     seed = args.seed or str(secrets.randbits(63))
     start = time.monotonic()
+    deadline = start + float(defaults["submission_wall_s"])
     notes = {}
     files = None
     if args.submission:
@@ -186,7 +194,7 @@ def grade_submission(args):
     with trees.Workspace(keep=args.keep) as ws:
         ws.configure(selected)
         results = [grade_lab(ws, folder, name, student_source(folder, files, notes), defaults,
-                             lab_rubrics.get(name, {}), args, seed, notes)
+                             lab_rubrics.get(name, {}), args, seed, notes, deadline)
                    for folder, name in selected]
     report = reports.make(results, time.monotonic() - start, args.submission or "labs/",
                           notes.get("_ignored", []), sandbox.note())

@@ -180,8 +180,9 @@ def run_judge(judge_binary, suite, test, limits, seed, recording, work, source=N
 def run_test(student_binary, judge_binary, suite, test, limits, seed, data_dirs=(), source=None):
     """Records the student's run, judges it. Returns a dict: status (passed /
     failed / skipped), reason, output (what the student's process printed),
-    judged (the judge's messages), seconds, launches, finished cases,
-    timings (rows of timings.csv)."""
+    judged (the judge's messages), seconds, timed_out (the student's process
+    ran out of time), launches, finished cases, timings (rows of
+    timings.csv)."""
     work = tempfile.mkdtemp(prefix="wbtest-")
     try:
         student = run_student(student_binary, suite, test, limits, seed, work, data_dirs)
@@ -192,6 +193,7 @@ def run_test(student_binary, judge_binary, suite, test, limits, seed, data_dirs=
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result = {"output": student["output"], "seconds": student["seconds"],
+              "timed_out": student["status"] is None,
               "judge_seconds": judged_run["seconds"],
               "launches": sum(c["launches"] for c in case_rows),
               "timings": timing_rows, "cases": len(cases)}

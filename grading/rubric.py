@@ -26,7 +26,8 @@ def load(path=DEFAULT):
         raise RubricError(f"{path} is not valid TOML: {e}")
     defaults = {"test_points": 1, "timing_points": 0, "wall_s": 60, "timing_wall_s": 180,
                 "cpu_s": 90, "output_bytes": 1000000, "sanitize_penalty": 0.5,
-                "require_gpu": True, "run_timing": True}
+                "require_gpu": True, "run_timing": True, "stage_timeouts": 2,
+                "submission_wall_s": 3600}
     defaults.update(data.get("defaults", {}))
     return defaults, data.get("labs", {})
 
@@ -81,6 +82,28 @@ def limits_for(defaults, test, wrapper=()):
     wall = defaults["timing_wall_s"] if test.startswith("timing_") else defaults["wall_s"]
     return {"wall_s": int(wall), "cpu_s": int(max(defaults["cpu_s"], wall + 10)),
             "output_bytes": int(defaults["output_bytes"]), "wrapper": list(wrapper)}
+
+
+def stage_of(test):
+    """The stage a test checks ("stage2" of stage2_fan_in), or its own name
+    for a test of no stage (timing_..., a source rule)."""
+    return test.split("_", 1)[0] if test.startswith("stage") else test
+
+
+def not_run_reason(defaults, test, timeouts, now, deadline):
+    """Why a test is not started, or None: its stage already had
+    `stage_timeouts` tests run out of time (code that hangs hangs in every
+    test of the stage: waiting for each would make one submission take
+    hours), or the submission's `submission_wall_s` is spent (deadline, on
+    the clock of now). timeouts: {stage: tests timed out so far}."""
+    stage = stage_of(test)
+    if timeouts.get(stage, 0) >= defaults["stage_timeouts"]:
+        return (f"not run: {timeouts[stage]} tests of {stage} already ran out of time (the code "
+                "hangs or is far too slow there)")
+    if now > deadline:
+        return (f"not run: the submission's tests took more than {defaults['submission_wall_s']} s "
+                "in all (the grader's time for one submission)")
+    return None
 
 
 def gpu_work_missing(defaults, lab_rubric, result):

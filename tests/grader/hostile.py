@@ -92,6 +92,10 @@ CASES = [
     ("host-hang", *before_launch("    for (volatile int spin = 1; spin;) {}"), "ok", "fail", False),
     ("kernel-hang", KERNEL, "        while (c != 0) {}\n" + KERNEL, "ok", "fail", False),
     ("illegal-address", KERNEL, "        c[i + (1 << 30)] = a[i] + b[i];", "ok", "fail", False),
+    # Every test process hangs before main: two time-outs, then the stage's
+    # other tests are not run (rubric stage_timeouts); decided on a CPU too
+    ("constructor-hang", *top("__attribute__((constructor)) static void stuck(void)"
+                              " { for (volatile int spin = 1; spin;) {} }"), "ok", "fail", True),
     ("segfault", *before_launch("    *(volatile int *)0 = 1;"), "ok", "fail", False),
     ("divide-by-zero", *before_launch("    volatile int zero = 0;\n    block_size = block_size / zero;"),
      "ok", "fail", False),

@@ -343,6 +343,28 @@ def prerequisite_problems():
     return problems
 
 
+def time_budget_problems():
+    """rubric.not_run_reason: a stage whose tests hang is cut short after
+    stage_timeouts of them, other stages and tests of no stage still run,
+    and nothing starts after the submission's deadline."""
+    defaults = rubric.load(RUBRIC)[0]
+    limit = defaults["stage_timeouts"]
+    cases = [  # (test, timeouts so far, now, deadline, not run?)
+        ("stage2_fan_in", {"stage2": limit - 1}, 0.0, 10.0, False),
+        ("stage2_trees", {"stage2": limit}, 0.0, 10.0, True),
+        ("stage3_trees", {"stage2": limit}, 0.0, 10.0, False),
+        ("timing_grid", {"stage2": limit, "timing_rounds": limit}, 0.0, 10.0, False),
+        ("stage0_sizes", {}, 11.0, 10.0, True),
+    ]
+    problems = []
+    for test, timeouts, now, deadline, skipped in cases:
+        why = rubric.not_run_reason(defaults, test, timeouts, now, deadline)
+        if bool(why) != skipped:
+            problems.append(f"time budget: {test} with {timeouts} at {now} s (deadline {deadline} s): "
+                            f"{why or 'run'}")
+    return problems
+
+
 def report_problems(compile_error, out):
     """One grade with every report: results.json validates and shows the
     compiler's messages, JUnit parses and records the failure."""
@@ -418,6 +440,7 @@ def main():
             return 1
         rows.update({r["submission"]: r for r in csv.DictReader(open(path))})
     failures = (prerequisite_problems() + sanitizer_parse_problems() + timing_check_problems()
+                + time_budget_problems()
                 + sandbox_problems(base) + library_view_problems(base) + hidden_leak_problems()
                 + recording_copy_problems(base))
     leftovers = [n for n in os.listdir(tmp) if n.startswith(("wbgrade-", "wbtest-"))]
@@ -446,6 +469,12 @@ def main():
     for row in table:
         print("  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4])
 
+    if "constructor-hang" in expected:
+        report = json.load(open(os.path.join(logs, "constructor-hang.json")))
+        outputs = [t["output"] for t in report["labs"][0]["tests"]]
+        if not any(o.startswith("not run: 2 tests of stage0 already ran out of time") for o in outputs):
+            failures.append("constructor-hang: no test was left out after two time-outs: "
+                            + " | ".join(o[:60] for o in outputs))
     if "compile-error" in expected:
         failures += report_problems(os.path.join(subs, "compile-error"), out)
     if not args.out:
