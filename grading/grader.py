@@ -85,7 +85,10 @@ def sanitize(binary, reference_bin, t, lim, seed, data_dirs, source, tools):
     return findings
 
 
-def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes, deadline):
+def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes, spent):
+    """One lab's result. spent: {"tests_s": seconds} that the submission's
+    test runs and their judging took so far, over all its labs (the
+    rubric's submission_wall_s), updated here."""
     result = {"lab": name, "folder": folder, "build": "ok", "message": notes.get(folder, ""),
               "tests": [], "score": 0.0, "max_score": 0.0, "gpu_ran": True, "perf": None,
               "launches": 0}
@@ -122,7 +125,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
 
     timings, timeouts = {}, {}
     for t in result["tests"]:
-        skip = rubric.not_run_reason(defaults, t["test"], timeouts, time.monotonic(), deadline)
+        skip = rubric.not_run_reason(defaults, t["test"], timeouts, spent["tests_s"])
         if skip:
             t.update(status="failed", output=skip)
             continue
@@ -130,6 +133,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
         binary = binaries["hidden" if t["visibility"] != "visible" else "visible"]
         got = judge.run_test(binary, reference_bin, t["suite"], t["test"], lim, seed,
                              ws.data_dirs(folder), ws.submitted_source(folder))
+        spent["tests_s"] += got["seconds"] + got["judge_seconds"]
         if got["timed_out"]:
             stage = rubric.stage_of(t["test"])
             timeouts[stage] = timeouts.get(stage, 0) + 1
@@ -181,7 +185,6 @@ def grade_submission(args):
     defaults, lab_rubrics = rubric.load(args.rubric)
     seed = args.seed or str(secrets.randbits(63))
     start = time.monotonic()
-    deadline = start + float(defaults["submission_wall_s"])
     notes = {}
     files = None
     if args.submission:
@@ -191,10 +194,11 @@ def grade_submission(args):
             return reports.rejected(str(e), args.submission)
         if ignored:
             notes["_ignored"] = ignored
+    spent = {"tests_s": 0.0}
     with trees.Workspace(keep=args.keep) as ws:
         ws.configure(selected)
         results = [grade_lab(ws, folder, name, student_source(folder, files, notes), defaults,
-                             lab_rubrics.get(name, {}), args, seed, notes, deadline)
+                             lab_rubrics.get(name, {}), args, seed, notes, spent)
                    for folder, name in selected]
     report = reports.make(results, time.monotonic() - start, args.submission or "labs/",
                           notes.get("_ignored", []), sandbox.note())

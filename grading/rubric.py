@@ -90,17 +90,19 @@ def stage_of(test):
     return test.split("_", 1)[0] if test.startswith("stage") else test
 
 
-def not_run_reason(defaults, test, timeouts, now, deadline):
+def not_run_reason(defaults, test, timeouts, spent_s):
     """Why a test is not started, or None: its stage already had
     `stage_timeouts` tests run out of time (code that hangs hangs in every
     test of the stage: waiting for each would make one submission take
-    hours), or the submission's `submission_wall_s` is spent (deadline, on
-    the clock of now). timeouts: {stage: tests timed out so far}."""
+    hours), or the submission's tests have used its `submission_wall_s`
+    (spent_s: the seconds its tests' runs and their judging took so far,
+    builds and sanitizer runs not counted). timeouts: {stage: tests timed
+    out so far}."""
     stage = stage_of(test)
     if timeouts.get(stage, 0) >= defaults["stage_timeouts"]:
         return (f"not run: {timeouts[stage]} tests of {stage} already ran out of time (the code "
                 "hangs or is far too slow there)")
-    if now > deadline:
+    if spent_s > defaults["submission_wall_s"]:
         return (f"not run: the submission's tests took more than {defaults['submission_wall_s']} s "
                 "in all (the grader's time for one submission)")
     return None

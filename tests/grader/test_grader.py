@@ -346,22 +346,22 @@ def prerequisite_problems():
 def time_budget_problems():
     """rubric.not_run_reason: a stage whose tests hang is cut short after
     stage_timeouts of them, other stages and tests of no stage still run,
-    and nothing starts after the submission's deadline."""
+    and nothing starts once the submission's tests used submission_wall_s."""
     defaults = rubric.load(RUBRIC)[0]
-    limit = defaults["stage_timeouts"]
-    cases = [  # (test, timeouts so far, now, deadline, not run?)
-        ("stage2_fan_in", {"stage2": limit - 1}, 0.0, 10.0, False),
-        ("stage2_trees", {"stage2": limit}, 0.0, 10.0, True),
-        ("stage3_trees", {"stage2": limit}, 0.0, 10.0, False),
-        ("timing_grid", {"stage2": limit, "timing_rounds": limit}, 0.0, 10.0, False),
-        ("stage0_sizes", {}, 11.0, 10.0, True),
+    limit, budget = defaults["stage_timeouts"], defaults["submission_wall_s"]
+    cases = [  # (test, timeouts so far, seconds spent, not run?)
+        ("stage2_fan_in", {"stage2": limit - 1}, 0.0, False),
+        ("stage2_trees", {"stage2": limit}, 0.0, True),
+        ("stage3_trees", {"stage2": limit}, 0.0, False),
+        ("timing_grid", {"stage2": limit, "timing_rounds": limit}, 0.0, False),
+        ("stage0_sizes", {}, budget - 1.0, False),
+        ("stage0_sizes", {}, budget + 1.0, True),
     ]
     problems = []
-    for test, timeouts, now, deadline, skipped in cases:
-        why = rubric.not_run_reason(defaults, test, timeouts, now, deadline)
+    for test, timeouts, spent, skipped in cases:
+        why = rubric.not_run_reason(defaults, test, timeouts, spent)
         if bool(why) != skipped:
-            problems.append(f"time budget: {test} with {timeouts} at {now} s (deadline {deadline} s): "
-                            f"{why or 'run'}")
+            problems.append(f"time budget: {test} with {timeouts} after {spent} s: {why or 'run'}")
     return problems
 
 
