@@ -64,11 +64,18 @@ def build_student(ws, folder, name, source, hidden=()):
     return "ok", "", binaries
 
 
-def sanitize(binary, reference_bin, t, lim, seed, data_dirs, source, tools):
+def sanitize(binary, reference_bin, t, lim, seed, data_dirs, source, tools, stuck):
     """compute-sanitizer's findings on one passing test, tool by tool, with
-    the student's binary in its sandbox (record mode, judged as usual)."""
+    the student's binary in its sandbox (record mode, judged as usual). A
+    tool that ran out of time on an earlier test of the lab (stuck, a set
+    this adds to) is not run again: it counts as a finding, as it did
+    there, so that code that hangs under a tool costs one limit per lab,
+    not one per test."""
     findings = []
     for tool in tools:
+        if tool in stuck:
+            findings.append(f"{tool}: not run, it did not finish on an earlier test of this lab")
+            continue
         # Ten times the time, for the process and for each test's own
         # .timeout (WB_TIMEOUT_SCALE, common/wb_test.c).
         wrapped = dict(lim, wall_s=lim["wall_s"] * 10, cpu_s=lim["cpu_s"] * 10,
@@ -78,7 +85,8 @@ def sanitize(binary, reference_bin, t, lim, seed, data_dirs, source, tools):
         run = judge.run_test(binary, reference_bin, t["suite"], t["test"], wrapped, seed,
                              data_dirs, source)
         lines = labs.sanitizer_findings(run["output"])
-        if run["reason"].startswith("timed out"):
+        if run["timed_out"]:
+            stuck.add(tool)
             findings.append(f"{tool}: did not finish within {wrapped['wall_s']} s")
         elif lines:
             findings.append(f"{tool}: " + " / ".join(lines[:3]))
@@ -123,7 +131,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
             t["output"] = "not run: the lab " + message if build == "failed" else "not run: " + message
         return result
 
-    timings, timeouts = {}, {}
+    timings, timeouts, stuck_tools = {}, {}, set()
     for t in result["tests"]:
         skip = rubric.not_run_reason(defaults, t["test"], timeouts, spent["tests_s"])
         if skip:
@@ -152,7 +160,8 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
                 findings = t["sanitizer"] = sanitize(binary, reference_bin, t, lim, seed,
                                                      ws.data_dirs(folder),
                                                      ws.submitted_source(folder),
-                                                     rubric.sanitizer_tools(lab_rubric, t["test"]))
+                                                     rubric.sanitizer_tools(lab_rubric, t["test"]),
+                                                     stuck_tools)
                 if findings:
                     text += "\nsanitizer: " + "; ".join(findings)
                     t["score"] = max(0.0, t["score"] * (1 - defaults["sanitize_penalty"] * len(findings)))
