@@ -14,7 +14,6 @@ import traceback
 
 import judge
 import labs
-import objcheck
 import reports
 import rubric
 import sandbox
@@ -37,31 +36,6 @@ def student_source(folder, files, notes):
         if files is not None:
             notes[folder] = "not in the submission: graded the skeleton"
     return data
-
-
-def build_student(ws, folder, name, source, hidden=()):
-    """(status, message, binaries): status "ok", "failed" (does not compile
-    or link) or "rejected" (the static check); binaries {"hidden": the test
-    binary for the hidden tests (names in hidden), "visible": for the others
-    (without the hidden tests' code: trees.visible_test_object)}."""
-    ok, output, obj = ws.compile_student(folder, name, source)
-    if not ok:
-        return "failed", "does not compile:\n" + labs.compiler_messages(output), None
-    _, reference_obj = ws.kernels_command(folder, name, side="reference")
-    problems = objcheck.problems(obj, os.path.join(ws.build, reference_obj))
-    if problems:
-        return "rejected", "rejected: " + "; ".join(problems), None
-    ok, output, binary = ws.link_student(folder, name, obj)
-    if not ok:
-        return "failed", "does not link:\n" + labs.compiler_messages(output), None
-    binaries = {"hidden": binary, "visible": binary}
-    visible_object = ws.visible_test_object(folder, name, hidden)
-    if visible_object:
-        ok, output, binaries["visible"] = ws.link_student(
-            folder, name, obj, os.path.join(ws.build, f"{name}-student-visible"), visible_object)
-        if not ok:
-            return "failed", "does not link:\n" + labs.compiler_messages(output), None
-    return "ok", "", binaries
 
 
 def sanitize(binary, reference_bin, t, lim, seed, data_dirs, source, tools, stuck):
@@ -124,7 +98,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
     if args.sanitize and not sanitizing:
         result["message"] = "; ".join(filter(None, [result["message"], "compute-sanitizer is not "
                                                     "installed here: --sanitize checked nothing"]))
-    build, message, binaries = build_student(ws, folder, name, source, hidden)
+    build, message, binaries = trees.build_student(ws, folder, name, source, hidden)
     if build != "ok":
         result.update(build=build, message=message, gpu_ran=False)   # no test ran at all
         for t in result["tests"]:

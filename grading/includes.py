@@ -5,10 +5,13 @@ it compiles a submission (trees.py), and what the student's loop warns of
 An include may not reach outside the lab's tree (an absolute path, `..`, a
 device file, a computed include, a quoted include of anything but the lab's
 and common/'s headers, #include_next, #embed, the assembler's .incbin and
-.include), nor name a library that does the work the labs teach.
+.include), nor name a library that does the work the labs teach. The grader's compile also runs
+without those libraries in its view (library_binds).
 """
+import glob
 import os
 import re
+import shutil
 
 # The libraries that do what the labs teach: CUB's and Thrust's algorithms,
 # and cooperative groups' reduce and scan. A lab's code writes these itself
@@ -90,3 +93,42 @@ def source_problems(root, folder):
     with open(path, "rb") as f:
         text = f.read().decode("utf-8", "replace")
     return include_problems(text, set(lab_headers(root, folder)))
+
+
+def library_paths():
+    """The folders and files of the libraries that do the labs' work
+    (includes.py) on this machine, as real paths: the CUDA toolkit's
+    (include/cccl/cub, ...) and the system's (/usr/include/thrust from a
+    distribution's package). Returns (folders, files)."""
+    roots = ["/usr/include", "/usr/local/include"]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        toolkit = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+        roots += [os.path.join(toolkit, "include")]
+        roots += glob.glob(os.path.join(toolkit, "targets", "*", "include"))
+    folders, files = set(), set()
+    for root in roots:
+        for top in (root, os.path.join(root, "cccl")):
+            for name in LIBRARY_FOLDERS:
+                if os.path.isdir(os.path.join(top, name)):
+                    folders.add(os.path.realpath(os.path.join(top, name)))
+        for sub in ("cooperative_groups", os.path.join("cooperative_groups", "details")):
+            for name in LIBRARY_HEADERS:
+                if os.path.isfile(os.path.join(root, sub, name)):
+                    files.add(os.path.realpath(os.path.join(root, sub, name)))
+    return sorted(folders), sorted(files)
+
+
+def library_binds(folder):
+    """bwrap's (source, target) pairs that hide those libraries from a
+    compile: an empty folder over each of their folders, a header that stops
+    the compile with the reason over each of their files (both made in
+    folder)."""
+    empty = os.path.join(folder, "empty")
+    stub = os.path.join(folder, "library.h")
+    if not os.path.isfile(stub):
+        os.makedirs(empty, exist_ok=True)
+        with open(stub, "w") as f:
+            f.write(f'#error "this header {LIBRARY_REFUSED}"\n')
+    folders, files = library_paths()
+    return [(empty, path) for path in folders] + [(stub, path) for path in files]

@@ -2,10 +2,10 @@
 points per test, limits, tests that score only with another, GPU work
 required, performance points. grading/README.md explains each key."""
 import fnmatch
+import math
 import os
 import tomllib
 
-import judge
 import labs
 
 DEFAULT = os.path.join(labs.ROOT, "grading", "rubric.toml")
@@ -139,7 +139,7 @@ def score_performance(perf, tests, timings):
     if not rows:
         out["why"] = f"no performance points: {perf['test']} recorded no timing"
         return out
-    problem = judge.timing_problem(rows[0], timings["wall"], timings["judge"])
+    problem = timing_problem(rows[0], timings["wall"], timings["judge"])
     if problem:
         out["why"] = "no performance points: " + problem
         return out
@@ -148,3 +148,35 @@ def score_performance(perf, tests, timings):
     out.update(reference_ms=reference_ms, student_ms=student_ms, speed_vs_reference=ratio,
                score=round(float(perf["points"]) * min(1.0, ratio / float(perf.get("full_at", 0.5))), 3))
     return out
+
+
+def timing_problem(row, wall_seconds, judge_seconds):
+    """Why a timing row (timings.csv: case, what, reference ms, student ms,
+    warmup, repetitions, floor ms) cannot be scored, or None. wall_seconds:
+    the student's test process seen from outside; judge_seconds: the
+    judge's, which ran the same test with the reference's kernels."""
+    try:
+        reference_ms, student_ms = float(row[2]), float(row[3])
+        warmup, repetitions, floor_ms = int(row[4]), int(row[5]), float(row[6])
+    except (IndexError, ValueError):
+        return "no timing was recorded"
+    if not math.isfinite(student_ms) or student_ms <= 0:
+        return f"the reported time ({row[3]} ms) is not a positive number"
+    if repetitions < 1 or repetitions > 100000 or warmup < 0 or warmup > 100000:
+        return "the timing's repetition counts were changed"
+    if floor_ms > 0 and student_ms < floor_ms / 1.1:
+        return (f"the reported time ({student_ms:.4g} ms) is faster than this GPU can do the work "
+                f"({floor_ms:.4g} ms at its copy bandwidth / FP32 peak, less 10%)")
+    if student_ms * repetitions > wall_seconds * 1000.0:
+        return (f"the reported time ({student_ms:.4g} ms x {repetitions} runs) is longer than the "
+                f"whole test process took ({wall_seconds:.2f} s)")
+    # Seen from outside, the student's process may not take much longer than
+    # the judge's than its own reported times explain: a slow kernel that
+    # reports a fast time shows here once the timed runs dominate.
+    explained = (student_ms - reference_ms) * (warmup + repetitions) / 1000.0
+    if wall_seconds - judge_seconds > 2.0 * max(explained, 0.0) + max(2.0, judge_seconds):
+        return (f"the reported time ({student_ms:.4g} ms) does not match the test process's "
+                f"wall-clock time ({wall_seconds:.2f} s, the reference's {judge_seconds:.2f} s)")
+    if not math.isfinite(reference_ms) or reference_ms <= 0:
+        return "the reference's time is not usable"
+    return None

@@ -13,7 +13,6 @@ is Meson's own. Not test.c (with its hidden tests), not solutions/, not the
 rubric, not other labs. The object it makes is checked (objcheck.py), then
 linked with the trusted test object into the student's test binary.
 """
-import glob
 import json
 import os
 import re
@@ -23,9 +22,9 @@ import sys
 import tempfile
 
 import labs
+import objcheck
 import sandbox
-from includes import (LIBRARY_FOLDERS, LIBRARY_HEADERS, LIBRARY_REFUSED, include_problems,
-                      lab_headers)
+from includes import include_problems, lab_headers, library_binds
 
 TRUSTED = ("meson.build", "meson_options.txt", "common", "labs", "solutions", "tests")
 COMPILE_WALL_S = 180
@@ -34,45 +33,6 @@ COMPILE_MEMORY = 16 << 30
 # Each file the compile writes (its temporaries, the object): the labs'
 # objects are under 1 MiB, and objcheck.py refuses one over 64 MiB.
 COMPILE_FILE_BYTES = 256 << 20
-
-
-def library_paths():
-    """The folders and files of the libraries that do the labs' work
-    (includes.py) on this machine, as real paths: the CUDA toolkit's
-    (include/cccl/cub, ...) and the system's (/usr/include/thrust from a
-    distribution's package). Returns (folders, files)."""
-    roots = ["/usr/include", "/usr/local/include"]
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        toolkit = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
-        roots += [os.path.join(toolkit, "include")]
-        roots += glob.glob(os.path.join(toolkit, "targets", "*", "include"))
-    folders, files = set(), set()
-    for root in roots:
-        for top in (root, os.path.join(root, "cccl")):
-            for name in LIBRARY_FOLDERS:
-                if os.path.isdir(os.path.join(top, name)):
-                    folders.add(os.path.realpath(os.path.join(top, name)))
-        for sub in ("cooperative_groups", os.path.join("cooperative_groups", "details")):
-            for name in LIBRARY_HEADERS:
-                if os.path.isfile(os.path.join(root, sub, name)):
-                    files.add(os.path.realpath(os.path.join(root, sub, name)))
-    return sorted(folders), sorted(files)
-
-
-def library_binds(folder):
-    """bwrap's (source, target) pairs that hide those libraries from a
-    compile: an empty folder over each of their folders, a header that stops
-    the compile with the reason over each of their files (both made in
-    folder)."""
-    empty = os.path.join(folder, "empty")
-    stub = os.path.join(folder, "library.h")
-    if not os.path.isfile(stub):
-        os.makedirs(empty, exist_ok=True)
-        with open(stub, "w") as f:
-            f.write(f'#error "this header {LIBRARY_REFUSED}"\n')
-    folders, files = library_paths()
-    return [(empty, path) for path in folders] + [(stub, path) for path in files]
 
 
 class Workspace:
@@ -255,3 +215,28 @@ class Workspace:
         if run["status"] != 0 or not os.path.isfile(binary):
             return False, run["output"] or "the link was stopped", None
         return True, run["output"], binary
+
+
+def build_student(ws, folder, name, source, hidden=()):
+    """(status, message, binaries): status "ok", "failed" (does not compile
+    or link) or "rejected" (the static check); binaries {"hidden": the test
+    binary for the hidden tests (names in hidden), "visible": for the others
+    (without the hidden tests' code: visible_test_object)}."""
+    ok, output, obj = ws.compile_student(folder, name, source)
+    if not ok:
+        return "failed", "does not compile:\n" + labs.compiler_messages(output), None
+    _, reference_obj = ws.kernels_command(folder, name, side="reference")
+    problems = objcheck.problems(obj, os.path.join(ws.build, reference_obj))
+    if problems:
+        return "rejected", "rejected: " + "; ".join(problems), None
+    ok, output, binary = ws.link_student(folder, name, obj)
+    if not ok:
+        return "failed", "does not link:\n" + labs.compiler_messages(output), None
+    binaries = {"hidden": binary, "visible": binary}
+    visible_object = ws.visible_test_object(folder, name, hidden)
+    if visible_object:
+        ok, output, binaries["visible"] = ws.link_student(
+            folder, name, obj, os.path.join(ws.build, f"{name}-student-visible"), visible_object)
+        if not ok:
+            return "failed", "does not link:\n" + labs.compiler_messages(output), None
+    return "ok", "", binaries

@@ -105,10 +105,9 @@ def sanitizer_parse_problems():
 
 
 def timing_check_problems():
-    """judge.timing_problem on made-up timings.csv rows (case, what,
+    """rubric.timing_problem on made-up timings.csv rows (case, what,
     reference ms, student ms, warmup, repetitions, floor ms): a forged time
     gets no performance points, an honest one does."""
-    import judge
     honest = ["c", "w", "0.30", "0.31", "3", "20", "0.27"]
     cases = [  # (row, student wall s, judge wall s, refused?)
         (honest, 4.0, 4.0, False),
@@ -122,7 +121,7 @@ def timing_check_problems():
     ]
     problems = []
     for row, wall, judge_wall, refused in cases:
-        why = judge.timing_problem(row, wall, judge_wall)
+        why = rubric.timing_problem(row, wall, judge_wall)
         if bool(why) != refused:
             problems.append(f"timing {row[3]} ms, wall {wall} s: {'refused' if why else 'accepted'} ({why})")
     return problems
@@ -171,15 +170,15 @@ def sandbox_problems(tmp):
 
 def library_view_problems(tmp):
     """The libraries that do the labs' work are not in the view of the
-    student's compile (trees.library_binds): an include of CUB finds
+    student's compile (includes.library_binds): an include of CUB finds
     nothing, cooperative groups' reduce stops with the reason, and the
     headers the labs use (cooperative_groups.h, cuda/atomic) still work."""
+    import includes
     import sandbox
-    import trees
     if not sandbox.available()[0] or not shutil.which("nvcc"):
         print("sandbox or nvcc not available here: the compile view's libraries are not checked")
         return []
-    folders, files = trees.library_paths()
+    folders, files = includes.library_paths()
     if not folders or not files:
         return [f"library view: CUB, Thrust or cooperative groups' reduce not found ({folders}, {files})"]
     src = os.path.join(tmp, "library-view")
@@ -187,7 +186,7 @@ def library_view_problems(tmp):
     sources = {"cub.cu": ("#include <cub/cub.cuh>\n", False),
                "cg-reduce.cu": ("#include <cooperative_groups/reduce.h>\n", False),
                "allowed.cu": ("#include <cooperative_groups.h>\n#include <cuda/atomic>\n", True)}
-    view = sandbox.view_args(ro=[src], ro_at=trees.library_binds(os.path.join(tmp, "hidden")))
+    view = sandbox.view_args(ro=[src], ro_at=includes.library_binds(os.path.join(tmp, "hidden")))
     problems = []
     for name, (text, compiles) in sources.items():
         with open(os.path.join(src, name), "w") as f:
@@ -276,7 +275,6 @@ def hidden_leak_problems():
     submission that prints the strings of its own process finds lab 00's
     hidden test in the binary of the hidden tests (so the check can fail),
     and not in the one whose output students see."""
-    import grader
     import sandbox
     import trees
     hidden = set(rubric.load(rubric.DEFAULT)[1].get("vector-add", {}).get("hidden", []))
@@ -289,7 +287,7 @@ def hidden_leak_problems():
         ok, log = ws.build_trusted("vector-add")
         if not ok:
             return [f"hidden leak: the trusted tree does not build: {log[-500:]}"]
-        status, message, binaries = grader.build_student(
+        status, message, binaries = trees.build_student(
             ws, LAB, "vector-add", (LEAK + reference).encode(), hidden)
         if status != "ok":
             return [f"hidden leak: the leaking submission was not built ({status}): {message[:300]}"]
