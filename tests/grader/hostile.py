@@ -6,8 +6,9 @@ WHOLE: the file becomes the replacement), the replacement, the expected
 build status of the lab ("ok", "failed": does not compile or link,
 "rejected": the static check), the expected outcome of its tests on a GPU
 ("pass": full points, "fail": no points at all, "slow": every test passes
-but not all performance points), and cpu: True when the verdict is decided
-before any test runs (CI checks those without a GPU).
+but not all performance points), and cpu: True when the CPU half checks
+it too (CI, without a GPU): a verdict decided before any test runs, or one
+a CPU reaches as well (a process that hangs before its tests start).
 """
 
 BODY = "    int blocks = (n + block_size - 1) / block_size;"
