@@ -4,6 +4,7 @@
     ui.py        colour, lab names, compiler messages
     builddir.py  build/: configure (labs, GPU architectures), build the tests
     progress.py  hints, stage states from the test results, status
+    testruns.py  a lab's tests built and run, their results kept and reused
     watching.py  watch: inotify, or polling where its events do not arrive
     skeleton.py  reset: a lab's skeleton back, the whole file or one stage
 """

@@ -17,6 +17,7 @@ import builddir
 import criterion
 import labs
 import progress
+import testruns
 from ui import Style, lab_or_exit, show_compiler_messages
 
 SOURCES = (".cu", ".h", ".c")
@@ -154,7 +155,7 @@ def first_failure(report):
 def report_once(name):
     """One build-and-test round as watch shows it: the first failure only, or
     the timing tables once everything passes."""
-    built, report, output = progress.run_lab_tests(name)
+    built, report, output = testruns.run_lab_tests(name)
     if not built:
         print(Style.red("does not compile:"))
         show_compiler_messages(output)

@@ -26,6 +26,7 @@ import includes  # noqa: E402
 import labs  # noqa: E402
 import progress  # noqa: E402
 import skeleton  # noqa: E402
+import testruns  # noqa: E402
 import watching  # noqa: E402
 
 
@@ -140,17 +141,17 @@ class States(unittest.TestCase):
         binary.write_text("first build")
         plant("vector-add", "student", [("stage0_sizes", "FAILED", ["wrong"])])
         results = Path(BUILD) / "results" / "vector-add-student"
-        (results / progress.STAMP).write_text(progress.binary_stamp(binary))
-        self.assertTrue(progress.results_still_current("vector-add"))
+        (results / testruns.STAMP).write_text(testruns.binary_stamp(binary))
+        self.assertTrue(testruns.results_still_current("vector-add"))
         binary.write_text("rebuilt after an edit")
         os.utime(binary, ns=(1, 1))
-        self.assertFalse(progress.results_still_current("vector-add"), "a new binary runs again")
-        (results / progress.STAMP).write_text(progress.binary_stamp(binary))
+        self.assertFalse(testruns.results_still_current("vector-add"), "a new binary runs again")
+        (results / testruns.STAMP).write_text(testruns.binary_stamp(binary))
         plant("vector-add", "student", [("stage0_sizes", "SKIPPED", ["no GPU"])])
-        self.assertFalse(progress.results_still_current("vector-add"),
+        self.assertFalse(testruns.results_still_current("vector-add"),
                          "skipped tests run again: the GPU may be there now")
-        (results / progress.STAMP).unlink()
-        self.assertFalse(progress.results_still_current("vector-add"), "no stamp, no reuse")
+        (results / testruns.STAMP).unlink()
+        self.assertFalse(testruns.results_still_current("vector-add"), "no stamp, no reuse")
 
     def test_watch_shows_whole_tables(self):
         """The rule under a table's header belongs to the table (watch once
