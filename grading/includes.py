@@ -5,8 +5,9 @@ it compiles a submission (trees.py), and what the student's loop warns of
 An include may not reach outside the lab's tree (an absolute path, `..`, a
 device file, a computed include, a quoted include of anything but the lab's
 and common/'s headers, #include_next, #embed, the assembler's .incbin and
-.include), nor name a library that does the work the labs teach. The grader's compile also runs
-without those libraries in its view (library_binds).
+.include), nor name a library that does the work the labs teach. The
+grader's compile also runs without those libraries in its view
+(library_binds).
 """
 import glob
 import os
@@ -96,8 +97,8 @@ def source_problems(root, folder):
 
 
 def library_paths():
-    """The folders and files of the libraries that do the labs' work
-    (includes.py) on this machine, as real paths: the CUDA toolkit's
+    """The folders and files of the libraries above (LIBRARY_FOLDERS,
+    LIBRARY_HEADERS) on this machine, as real paths: the CUDA toolkit's
     (include/cccl/cub, ...) and the system's (/usr/include/thrust from a
     distribution's package). Returns (folders, files)."""
     roots = ["/usr/include", "/usr/local/include"]

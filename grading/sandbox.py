@@ -12,9 +12,8 @@ parent. grading/README.md ("Threat model") says what it stops and what not.
 A view is built from an allow list: the system's /usr (the compiler, the
 CUDA toolkit, the C and C++ libraries), a few files of /etc, the GPU's
 device nodes when asked, the paths a caller binds, a private /tmp (at most
-TMP_BYTES). Nothing
-else of the machine is there: not the checkout, not $HOME, not the grader's
-work folders, not other submissions.
+TMP_BYTES). Nothing else of the machine is there: not the checkout, not
+$HOME, not the grader's work folders, not other submissions.
 """
 import functools
 import glob

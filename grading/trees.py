@@ -109,9 +109,6 @@ class Workspace:
         data = os.path.join(self.src, "labs", folder, "data")
         return [data] if os.path.isdir(data) else []
 
-    def lab_headers(self, folder):
-        return lab_headers(self.src, folder)
-
     # ------------------------------------------------------ student side
     def submitted_source(self, folder, tag="submission"):
         """Where compile_student keeps the student's kernels.cu: the source
@@ -122,7 +119,7 @@ class Workspace:
         """Compiles the student's kernels.cu (bytes) in a sandbox. Returns
         (ok, message, object path). tag names the folders of this compile,
         so that several can run at once (the planted bugs)."""
-        headers = self.lab_headers(folder)
+        headers = lab_headers(self.src, folder)
         text = source.decode("utf-8", "replace")
         problems = include_problems(text, set(headers))
         if problems:
