@@ -177,7 +177,8 @@ __device__ __forceinline__ bool waiting(int *queued, int u)
  * thread loops over the list, or over all the nodes in a sweep. A node
  * pushed during a sweep may be popped in the same sweep and then once
  * more from the next list: pop then finds its flag clear and relaxes its
- * edges again, which changes nothing. It may also be pushed again after
+ * edges again, which changes no distance (edges_relaxed counts those
+ * edges twice, as the handout says). It may also be pushed again after
  * that pop, and so be on the next list twice: a node is appended once per
  * time its flag goes from 0 to 1, at most once before its pop and once
  * after, so a sweep round appends at most 2n nodes, and a list round (at
