@@ -62,6 +62,7 @@ __global__ void heat2d_tile(const float *in, float *out, int nx, int ny, int bou
 __global__ void heat2d_march(const float *in, float *out, int nx, int ny, int boundary);
 __global__ void heat3d_naive(const float *in, float *out, int nx, int ny, int nz, int boundary);
 __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz, int boundary);
+__global__ void heat3d_strips(const float *in, float *out, int nx, int ny, int nz, int boundary);
 
 // The time loop: `steps` (at least 1) steps, each a launch_step; returns
 // the buffer that holds the last step's grid.
@@ -72,7 +73,7 @@ static const float *run_steps(int stage, int boundary, float *a, float *b, int n
 
 static const char *const stage_names[STENCIL_STAGES] = {
     "2D, naive", "2D, shared tile with halo", "2D, marching rows in registers", "3D, naive",
-    "3D, marching planes (2.5D)"};
+    "3D, marching planes (2.5D)", "3D, warp strips in registers"};
 
 const char *stencil_stage_name(int stage)
 {
@@ -111,7 +112,8 @@ void stencil_set_naive_block(int threads)
  * 2D grid or of a plane (stages 0 and 3: blocks of the naive block's shape,
  * stage 3 a layer of them per plane; stage 1: one block per tile), one per
  * column of STENCIL_ROWS rows (stage 2) or of STENCIL_PLANES planes
- * (stage 4). */
+ * (stage 4; stage 5 the same, its blocks STENCIL_STRIP_WARPS strips of
+ * STENCIL_STRIP_ROWS rows each). */
 static dim3 step_grid(int stage, int nx, int ny, int nz)
 {
     switch (stage) {
@@ -124,6 +126,9 @@ static dim3 step_grid(int stage, int nx, int ny, int nz)
     case 4:
         return dim3(blocks_for(nx, STENCIL_TILE_X), blocks_for(ny, STENCIL_TILE_Y),
                     blocks_for(nz, STENCIL_PLANES));
+    case 5:
+        return dim3(blocks_for(nx, 32), blocks_for(ny, STENCIL_STRIP_WARPS * STENCIL_STRIP_ROWS),
+                    blocks_for(nz, STENCIL_PLANES));
     default:
         return dim3(blocks_for(nx, STENCIL_TILE_X), blocks_for(ny, STENCIL_TILE_Y));
     }
@@ -135,13 +140,14 @@ static dim3 step_grid(int stage, int nx, int ny, int nz)
                                          int nx, int ny, int nz)
 {
     dim3 grid = step_grid(stage, nx, ny, nz), tile(STENCIL_TILE_X, STENCIL_TILE_Y),
-         naive(32, naive_block_threads / 32);
+         naive(32, naive_block_threads / 32), strips(32, STENCIL_STRIP_WARPS);
     switch (stage) {
     case 0: heat2d_naive<<<grid, naive>>>(in, out, nx, ny, boundary); break;
     case 1: heat2d_tile<<<grid, tile>>>(in, out, nx, ny, boundary); break;
     case 2: heat2d_march<<<grid, STENCIL_ROW_THREADS>>>(in, out, nx, ny, boundary); break;
     case 3: heat3d_naive<<<grid, naive>>>(in, out, nx, ny, nz, boundary); break;
     case 4: heat3d_march<<<grid, tile>>>(in, out, nx, ny, nz, boundary); break;
+    case 5: heat3d_strips<<<grid, strips>>>(in, out, nx, ny, nz, boundary); break;
     }
     CUDA_CHECK_LAUNCH();
 }

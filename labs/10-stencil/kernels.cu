@@ -11,6 +11,8 @@
  *   3  3D, naive: stage 0 with a third axis, seven cells per thread
  *   4  3D, marching planes (2.5D): stage 1's tile for the plane, stage 2's
  *      registers for the axis it walks along (z)
+ *   5  3D, warp strips in registers: stage 4 with neither shared memory nor
+ *      barriers; a warp's neighbours come by shuffle, its loads a plane early
  *
  * Each stage is a small change from the one before; the TODOs are numbered
  * in the order of the stages. The boundary helpers (before, after,
@@ -119,5 +121,27 @@ __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz
     // early, as in stage 2: before the loop down, center, up and ahead (the
     // next plane's up); in each plane the up of the plane two on (if the
     // march gets there), which becomes ahead after the move.
+    (void)in, (void)out, (void)nx, (void)ny, (void)nz, (void)boundary;
+}
+
+/* Stage 5, warp strips in registers: stage 4 without shared memory and
+ * without a barrier. A warp owns a strip 32 cells wide (lane = x) and
+ * STENCIL_STRIP_ROWS tall, one register per row, and marches up
+ * STENCIL_PLANES planes as stage 4 does. West and east are the lanes beside
+ * it (a shuffle); only the strip's two ends load a halo cell. South and
+ * north are the thread's own registers, with one row beyond each end of
+ * the strip loaded too. Every load is issued a plane before it is needed. */
+__global__ void heat3d_strips(const float *in, float *out, int nx, int ny, int nz, int boundary)
+{
+    // TODO 7 (stage 5): x = blockIdx.x * 32 + lane; the warp's strip starts
+    // at row (blockIdx.y * STENCIL_STRIP_WARPS + threadIdx.y) *
+    // STENCIL_STRIP_ROWS and marches through the planes of stage 4. Keep
+    // in registers, per row of the strip, the cells down, center and up,
+    // and center and up of one row beyond each end of the strip too (rows
+    // past the grid's edge at before()/after()). West and east by
+    // __shfl_up_sync / __shfl_down_sync with every lane taking part; lane 0
+    // loads the west halo, lane 31 (or the lane at x == nx - 1) the east
+    // one. In each plane first issue the loads of the next: up two planes
+    // on (after(min(z + 1, nz - 1), ...)) and the halo one plane on.
     (void)in, (void)out, (void)nx, (void)ny, (void)nz, (void)boundary;
 }

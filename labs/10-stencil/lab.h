@@ -33,8 +33,8 @@ extern "C" {
 #endif
 
 /* Stages 0 ... STENCIL_STAGES - 1, as in handouts/10-stencil.md: 0-2 are
- * 2D, 3-4 are 3D. */
-#define STENCIL_STAGES 5
+ * 2D, 3-5 are 3D. */
+#define STENCIL_STAGES 6
 
 #define STENCIL_DIRICHLET 0
 #define STENCIL_PERIODIC 1
@@ -55,6 +55,11 @@ extern "C" {
 #define STENCIL_ROW_THREADS 256
 #define STENCIL_ROWS 32
 #define STENCIL_PLANES 64
+/* Stage 5: a warp owns a strip of 32 x STENCIL_STRIP_ROWS cells of a plane
+ * and marches through STENCIL_PLANES planes; a block is STENCIL_STRIP_WARPS
+ * such warps, one above the other. */
+#define STENCIL_STRIP_ROWS 4
+#define STENCIL_STRIP_WARPS 4
 
 /* The lecture's name for a stage ("2D, naive", ...), for boundary
  * conditions "Dirichlet" and "periodic". */

@@ -83,6 +83,13 @@ static const char *const classic_mistakes[STENCIL_STAGES] = {
     "STENCIL_PLANES to at most nz, the tile's halo of all four edges (and at x == nx - 1, "
     "y == ny - 1) loaded from the current plane, a missing __syncthreads() after the tile is "
     "stored or before the next plane overwrites it",
+    "heat3d_strips: x = blockIdx.x * 32 + lane, the strip's rows from (blockIdx.y * "
+    "STENCIL_STRIP_WARPS + threadIdx.y) * STENCIL_STRIP_ROWS, west from __shfl_up_sync and "
+    "east from __shfl_down_sync (not the other way round) with every lane taking part, the "
+    "halo at lane 0 (west), lane 31 and x == nx - 1 (east), the rows beyond the strip's ends "
+    "at before()/after() (not y - 1, y + R: the wrap), the halo loaded from the plane it is "
+    "used in, the registers moved up after each plane (down = center, center = up, up = next, "
+    "the halo too), rows y >= ny stored nowhere",
 };
 
 /* ---------------------------------------------------------- the CPU side */
@@ -390,7 +397,8 @@ static const grid grids_2d[] = {
     {5, 7, 1},   {31, 9, 1},  {33, 7, 1},   {7, 33, 1},    {65, 17, 1},
     {257, 3, 1}, {3, 130, 1}, {100, 66, 1}, {513, 67, 1},  {1001, 263, 1},
 };
-/* The same in 3D, stage 4's march of 64 planes plus one or a few too. */
+/* The same in 3D, stage 4's march of 64 planes plus one or a few too;
+ * stage 5's strips (16 rows a block, 32 lanes a warp) plus one. */
 static const grid grids_3d[] = {
     {1, 1, 1},  {2, 3, 4},  {3, 2, 1},   {5, 7, 3},    {33, 9, 2},
     {31, 17, 5}, {9, 7, 65}, {65, 3, 66}, {7, 33, 130}, {40, 10, 131},
@@ -438,6 +446,9 @@ Test(stencil, stage3_large) { check_large(3); }
 Test(stencil, stage4_dirichlet) { check_grids(4, STENCIL_DIRICHLET); }
 Test(stencil, stage4_periodic) { check_grids(4, STENCIL_PERIODIC); }
 Test(stencil, stage4_large) { check_large(4); }
+Test(stencil, stage5_dirichlet) { check_grids(5, STENCIL_DIRICHLET); }
+Test(stencil, stage5_periodic) { check_grids(5, STENCIL_PERIODIC); }
+Test(stencil, stage5_large) { check_large(5); }
 
 /* ---------------------------------------------------------- source rules */
 
@@ -475,7 +486,7 @@ Test(stencil, given_argument_checks,
     float *a = wb_guarded_malloc(64 * sizeof(float)), *b = wb_guarded_malloc(64 * sizeof(float));
     const int D = STENCIL_DIRICHLET;
     expect_refusal("stage -1", "does not exist", -1, D, a, b, 4, 4, 1, 1);
-    expect_refusal("stage 5", "does not exist", STENCIL_STAGES, D, a, b, 4, 4, 1, 1);
+    expect_refusal("stage 6", "does not exist", STENCIL_STAGES, D, a, b, 4, 4, 1, 1);
     expect_refusal("boundary 2", "does not exist", 0, STENCIL_BOUNDARIES, a, b, 4, 4, 1, 1);
     expect_refusal("nx = 0", "at least 1", 0, D, a, b, 0, 4, 1, 1);
     expect_refusal("ny = -1", "at least 1", 3, D, a, b, 4, -1, 1, 1);
@@ -531,7 +542,7 @@ Test(stencil, timing_stages,
      .description = "every stage, 10 steps of a 4096^2 (2D) or 256^3 (3D) grid, Dirichlet")
 {
     /* 64 MiB per buffer, beyond the H100's 50 MB L2, two buffers in turn:
-     * the time is DRAM's. Stage 4, the end of the ladder, is timed first:
+     * the time is DRAM's. Stage 5, the end of the ladder, is timed first:
      * that time is the lab's performance grade; the others complete the
      * table. Every step must read the grid once and write it once: that is
      * the work the grader's floor is computed from, and the effective
@@ -551,7 +562,7 @@ Test(stencil, timing_stages,
     wb_timing times[STENCIL_STAGES];
     for (int k = 0; k < STENCIL_STAGES; k++) {
         char what[96];
-        t.stage = (STENCIL_STAGES - 1 + k) % STENCIL_STAGES;   /* 4, 0, 1, 2, 3 */
+        t.stage = (STENCIL_STAGES - 1 + k) % STENCIL_STAGES;   /* 5, 0, 1, 2, 3, 4 */
         bool flat = stencil_stage_dims(t.stage) == 2;
         t.nx = t.ny = flat ? side_2d : side_3d;
         t.nz = flat ? 1 : side_3d;

@@ -11,6 +11,8 @@
  *   3  3D, naive: stage 0 with a third axis, seven cells per thread
  *   4  3D, marching planes (2.5D): stage 1's tile for the plane, stage 2's
  *      registers for the axis it walks along (z)
+ *   5  3D, warp strips in registers: stage 4 with neither shared memory nor
+ *      barriers; a warp's neighbours come by shuffle, its loads a plane early
  *
  * Each stage is a small change from the one before; the TODOs are numbered
  * in the order of the stages. The boundary helpers (before, after,
@@ -221,5 +223,95 @@ __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz
         center = up;
         up = ahead;
         ahead = next;
+    }
+}
+
+/* Stage 5, warp strips in registers: stage 4 without shared memory and
+ * without a barrier. A warp owns a strip 32 cells wide (lane = x) and
+ * STENCIL_STRIP_ROWS tall, one register per row, and marches up
+ * STENCIL_PLANES planes as stage 4 does. West and east are the lanes beside
+ * it (a shuffle); only the strip's two ends load a halo cell. South and
+ * north are the thread's own registers, with one row beyond each end of
+ * the strip loaded too. Stage 4's plane waits at a barrier for the slowest
+ * warp's halo load; here no warp waits for another, and every load is
+ * issued a plane before it is needed, R + 2 of them per thread in flight
+ * (handouts/10-stencil.md, "Stage 5"). The launch bound caps the registers
+ * at 64 a thread, so that 8 blocks (32 warps) fit on an SM: more loads in
+ * flight than 78 registers and 6 blocks allow, with nothing spilled. */
+__global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 8)
+    heat3d_strips(const float *in, float *out, int nx, int ny, int nz, int boundary)
+{
+    const int R = STENCIL_STRIP_ROWS;
+    int lane = threadIdx.x, x = blockIdx.x * 32 + lane;
+    int y_first = (blockIdx.y * STENCIL_STRIP_WARPS + threadIdx.y) * R;
+    int z_first = blockIdx.z * STENCIL_PLANES, z_end = min(z_first + STENCIL_PLANES, nz);
+    if (y_first >= ny)
+        return;   // the whole warp: its strip starts past the grid
+    int plane = nx * ny;
+    bool inside = x < nx;
+    int column = inside ? x : nx - 1;   // lanes past the grid load a cell inside it, store none
+    // The strip's ends load the halo: lane 0 the west one, the last lane
+    // (or the last inside the grid) the east one.
+    bool west_end = lane == 0, east_end = lane == 31 || x == nx - 1;
+    int west_x = before(column, nx, boundary), east_x = after(column, nx, boundary);
+    // Row j of the registers is y_first - 1 + j: the row south of the strip,
+    // its R rows, the row north of it. Past the grid's edge the neighbour
+    // row is what before() and after() say; rows further out are never used.
+    int row[R + 2];
+    for (int j = 0; j < R + 2; j++) {
+        int y = y_first - 1 + j;
+        row[j] = (y < 0 ? before(0, ny, boundary) : y >= ny ? after(ny - 1, ny, boundary) : y) * nx;
+    }
+    // down: plane z - 1 (the strip's rows); center and up: planes z and
+    // z + 1 (with the rows beyond the ends); west and east: plane z.
+    float down[R], center[R + 2], up[R + 2], west[R], east[R];
+    int z_down = before(z_first, nz, boundary), z_up = after(z_first, nz, boundary);
+    for (int j = 0; j < R + 2; j++) {
+        center[j] = in[z_first * plane + row[j] + column];
+        up[j] = in[z_up * plane + row[j] + column];
+    }
+    for (int r = 0; r < R; r++) {
+        down[r] = in[z_down * plane + row[r + 1] + column];
+        west[r] = west_end ? in[z_first * plane + row[r + 1] + west_x] : 0.0f;
+        east[r] = east_end ? in[z_first * plane + row[r + 1] + east_x] : 0.0f;
+    }
+    for (int z = z_first; z < z_end; z++) {
+        // First the loads of the next plane: the up two planes on and the
+        // halo one plane on. They are in flight while this plane computes.
+        // (Past the top of the grid the plane two on is never used: any
+        // plane inside it will do.)
+        int z_up = after(z, nz, boundary), z_next = after(min(z + 1, nz - 1), nz, boundary);
+        float next[R + 2], next_west[R], next_east[R];
+        for (int j = 0; j < R + 2; j++)
+            next[j] = in[z_next * plane + row[j] + column];
+        for (int r = 0; r < R; r++) {
+            next_west[r] = west_end ? in[z_up * plane + row[r + 1] + west_x] : 0.0f;
+            next_east[r] = east_end ? in[z_up * plane + row[r + 1] + east_x] : 0.0f;
+        }
+        for (int r = 0; r < R; r++) {
+            float c = center[r + 1];
+            // Every lane shuffles (the full mask), inside the grid or not.
+            float w = __shfl_up_sync(0xffffffffu, c, 1), e = __shfl_down_sync(0xffffffffu, c, 1);
+            if (west_end)
+                w = west[r];
+            if (east_end)
+                e = east[r];
+            int y = y_first + r;
+            if (inside && y < ny)
+                out[z * plane + y * nx + x] =
+                    is_fixed_3d(boundary, x, y, z, nx, ny, nz)
+                        ? c
+                        : heat_3d(c, w, e, center[r], center[r + 2], down[r], up[r + 1]);
+        }
+        // One plane up: the registers move along with it.
+        for (int r = 0; r < R; r++) {
+            down[r] = center[r + 1];
+            west[r] = next_west[r];
+            east[r] = next_east[r];
+        }
+        for (int j = 0; j < R + 2; j++) {
+            center[j] = up[j];
+            up[j] = next[j];
+        }
     }
 }
