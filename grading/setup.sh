@@ -23,6 +23,19 @@ wb_missing_packages() {
     echo "$missing"
 }
 
+# A Criterion whose libcriterion.so is no library: a relocatable copy whose
+# symbolic link became a text file holding the link's target on the way
+# (the linker then fails with "file format not recognized; treating as
+# linker script", which names no cause).
+wb_check_criterion_library() {
+    local lib
+    lib="$(pkg-config --variable=libdir criterion 2>/dev/null)/libcriterion.so"
+    [ -f "$lib" ] || return 0
+    head -c 4 "$lib" | grep -q ELF && return 0
+    echo "error: $lib is not a shared library but a file of $(wc -c <"$lib") bytes (a symbolic link copied as text?): replace it with a link to the libcriterion.so.N beside it, or a copy of that file." >&2
+    return 1
+}
+
 # Installs what is missing with apt-get when we may (root, or sudo without a
 # password); otherwise prints the exact command and fails. apt-get and dpkg
 # write into a log (WB_APT_LOG, else a file in $TMPDIR); the screen gets one
@@ -38,7 +51,7 @@ wb_ensure_tools() {
     fi
     local missing
     missing=$(wb_missing_packages)
-    [ -z "$missing" ] && return 0
+    [ -z "$missing" ] && { wb_check_criterion_library; return; }
     local sudo=""
     if [ "$(id -u)" != 0 ]; then
         if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
