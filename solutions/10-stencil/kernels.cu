@@ -265,13 +265,13 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 8)
     // down: plane z - 1 (the strip's rows); center and up: planes z and
     // z + 1 (with the rows beyond the ends); west and east: plane z.
     float down[R], center[R + 2], up[R + 2], west[R], east[R];
-    int z_down = before(z_first, nz, boundary), z_up = after(z_first, nz, boundary);
+    int z_below = before(z_first, nz, boundary), z_above = after(z_first, nz, boundary);
     for (int j = 0; j < R + 2; j++) {
         center[j] = in[z_first * plane + row[j] + column];
-        up[j] = in[z_up * plane + row[j] + column];
+        up[j] = in[z_above * plane + row[j] + column];
     }
     for (int r = 0; r < R; r++) {
-        down[r] = in[z_down * plane + row[r + 1] + column];
+        down[r] = in[z_below * plane + row[r + 1] + column];
         west[r] = west_end ? in[z_first * plane + row[r + 1] + west_x] : 0.0f;
         east[r] = east_end ? in[z_first * plane + row[r + 1] + east_x] : 0.0f;
     }
