@@ -2,6 +2,7 @@
 #include "workbook.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -17,19 +18,37 @@ double wb_median(double *values, int n)
     return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+double wb_host_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
 /* Times `submit(job)` between a pair of events on `stream`, `repetitions`
- * times after `warmup` untimed runs; each submission holds `calls` calls. */
+ * times after `warmup` untimed runs; each submission holds `calls` calls.
+ * checks.before and checks.after run outside the timed part of every timed
+ * repetition (wb_time_gpu_checked).
+ *
+ * The events see only the work ordered on `stream`. Work that the code under
+ * test launches on a stream of its own and does not wait for (a non-blocking
+ * stream) would still be running at the stop event: the time would be that
+ * of the launches. So the host's clock also times each repetition, up to a
+ * cudaDeviceSynchronize that waits for every stream, and a median far above
+ * the events' fails the timing with the reason. */
 static wb_timing time_submissions(void (*submit)(void *), void *job, cudaStream_t stream,
-                                  int warmup, int repetitions, int calls)
+                                  int warmup, int repetitions, int calls, wb_rep_checks checks,
+                                  void *checks_context)
 {
     wb_timing timing = {0};
     cudaEvent_t start, stop;
-    double *times;
+    double *times, *host_times;
     if (repetitions < 1 || calls < 1)
         wb_fail("wb_time_gpu: repetitions and calls must be at least 1, got %d and %d",
                 repetitions, calls);
     times = malloc(sizeof *times * (size_t)repetitions);
-    if (!times)
+    host_times = malloc(sizeof *host_times * (size_t)repetitions);
+    if (!times || !host_times)
         wb_fail("wb_time_gpu: out of host memory");
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
@@ -38,12 +57,21 @@ static wb_timing time_submissions(void (*submit)(void *), void *job, cudaStream_
     CUDA_CHECK(cudaDeviceSynchronize());
     for (int i = 0; i < repetitions; i++) {
         float ms = 0.0f;
+        if (checks.before) {
+            checks.before(checks_context);
+            CUDA_CHECK(cudaDeviceSynchronize());
+        }
+        double host_start = wb_host_ms();
         CUDA_CHECK(cudaEventRecord(start, stream));
         submit(job);
         CUDA_CHECK(cudaEventRecord(stop, stream));
         CUDA_CHECK(cudaEventSynchronize(stop));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        host_times[i] = (wb_host_ms() - host_start) / calls;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
         times[i] = ms / calls;
+        if (checks.after)
+            checks.after(checks_context, i);
     }
     CUDA_CHECK(cudaEventDestroy(start));
     CUDA_CHECK(cudaEventDestroy(stop));
@@ -52,7 +80,17 @@ static wb_timing time_submissions(void (*submit)(void *), void *job, cudaStream_
     timing.median_ms = wb_median(times, repetitions); /* sorts times */
     timing.min_ms = times[0];
     timing.max_ms = times[repetitions - 1];
+    double host_ms = wb_median(host_times, repetitions);
     free(times);
+    free(host_times);
+    /* An honest repetition's host time exceeds its events' by a launch and
+     * a wake-up, some 10-30 us: allow 25% and 50 us per repetition. */
+    if (host_ms > 1.25 * timing.median_ms + 0.05 / calls)
+        wb_fail("wb_time_gpu: the work ran past the timed stream's end: %.4g ms per call by the "
+                "host's clock up to cudaDeviceSynchronize, %.4g ms between the events. Work "
+                "launched on a stream of your own that is not waited for before returning is "
+                "not timed; wait for it (cudaStreamSynchronize) or launch on the default stream",
+                host_ms, timing.median_ms);
     return timing;
 }
 
@@ -91,7 +129,15 @@ wb_timing wb_time_gpu_calls(wb_gpu_work work, void *context, int warmup, int rep
                             int calls)
 {
     calls_job job = {work, NULL, context, calls, 0, NULL};
-    return time_submissions(submit_calls, &job, 0, warmup, repetitions, calls);
+    return time_submissions(submit_calls, &job, 0, warmup, repetitions, calls,
+                            (wb_rep_checks){NULL, NULL}, NULL);
+}
+
+wb_timing wb_time_gpu_checked(wb_gpu_work work, void *context, int warmup, int repetitions,
+                              wb_rep_checks checks)
+{
+    calls_job job = {work, NULL, context, 1, 0, NULL};
+    return time_submissions(submit_calls, &job, 0, warmup, repetitions, 1, checks, context);
 }
 
 wb_timing wb_time_gpu_graph(wb_gpu_stream_work work, void *context, int warmup, int repetitions,
@@ -101,7 +147,7 @@ wb_timing wb_time_gpu_graph(wb_gpu_stream_work work, void *context, int warmup, 
     CUDA_CHECK(cudaStreamCreateWithFlags(&job.stream, cudaStreamNonBlocking));
 #ifdef WB_SYNC_CHECK
     wb_timing timing = time_submissions(submit_calls, &job, job.stream, warmup, repetitions,
-                                        calls);
+                                        calls, (wb_rep_checks){NULL, NULL}, NULL);
 #else
     cudaGraph_t graph;
     CUDA_CHECK(cudaStreamBeginCapture(job.stream, cudaStreamCaptureModeThreadLocal));
@@ -110,7 +156,7 @@ wb_timing wb_time_gpu_graph(wb_gpu_stream_work work, void *context, int warmup, 
     CUDA_CHECK(cudaGraphInstantiate(&job.graph, graph, 0));
     CUDA_CHECK(cudaGraphDestroy(graph));
     wb_timing timing = time_submissions(submit_graph, &job, job.stream, warmup, repetitions,
-                                        calls);
+                                        calls, (wb_rep_checks){NULL, NULL}, NULL);
     CUDA_CHECK(cudaGraphExecDestroy(job.graph));
 #endif
     CUDA_CHECK(cudaStreamDestroy(job.stream));

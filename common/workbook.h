@@ -156,7 +156,10 @@ typedef struct {
 typedef void (*wb_gpu_work)(void *context);
 
 /* Runs work `warmup` times untimed, then `repetitions` times, each between a
- * pair of CUDA events on the default stream, and summarises the times. */
+ * pair of CUDA events on the default stream, and summarises the times. A
+ * repetition that the host's clock, up to cudaDeviceSynchronize, finds much
+ * longer than its events (work left running on a stream of its own) fails
+ * through wb_fail: the events did not time that work. */
 wb_timing wb_time_gpu(wb_gpu_work work, void *context, int warmup, int repetitions);
 
 /* The same with `calls` runs of work back to back between each pair of
@@ -165,6 +168,23 @@ wb_timing wb_time_gpu(wb_gpu_work work, void *context, int warmup, int repetitio
  * the submission and launch latency as much as the kernel. */
 wb_timing wb_time_gpu_calls(wb_gpu_work work, void *context, int warmup, int repetitions,
                             int calls);
+
+/* What every timed repetition must leave, checked outside its timed part:
+ * before() poisons the outputs, after(context, rep) fetches, observes and
+ * checks them. For work with no floor under its time (latency, a graph
+ * walk): code that did its work only in the untimed warm-up runs, or only in
+ * some of the timed ones, shows as a wrong result instead of a fast time. */
+typedef struct {
+    void (*before)(void *context);
+    void (*after)(void *context, int repetition);
+} wb_rep_checks;
+
+/* wb_time_gpu with checks around every timed repetition. */
+wb_timing wb_time_gpu_checked(wb_gpu_work work, void *context, int warmup, int repetitions,
+                              wb_rep_checks checks);
+
+/* The host's monotonic clock in milliseconds (CLOCK_MONOTONIC). */
+double wb_host_ms(void);
 
 /* Work that launches only on `stream` and never synchronises. */
 typedef void (*wb_gpu_stream_work)(void *context, cudaStream_t stream);

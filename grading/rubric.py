@@ -125,7 +125,7 @@ def gpu_work_missing(defaults, lab_rubric, result):
 
 def score_performance(perf, tests, timings):
     """Performance points: only when every correctness test of the lab
-    passed, from a timing the judge recorded that is finite, positive, no
+    passed and the timing test itself passed, from a timing the judge recorded that is finite, positive, no
     faster than the GPU can do the work and consistent with the process's
     wall-clock time; `points * min(1, speed / full_at)` with speed =
     reference ms / student ms."""
@@ -134,6 +134,12 @@ def score_performance(perf, tests, timings):
     failing = [t["test"] for t in tests if t["status"] != "passed" and t["max_score"] > 0]
     if failing:
         out["why"] = "no performance points: not every correctness test passes (" + ", ".join(failing[:4]) + ")"
+        return out
+    # The timing test scores nothing itself, but its checks (the results of
+    # its timed runs, a time that covers all of the work) must hold too.
+    timed = [t for t in tests if t["test"] == perf["test"]]
+    if timed and timed[0]["status"] != "passed":
+        out["why"] = f"no performance points: {perf['test']} did not pass (its timed runs were not all right)"
         return out
     rows = timings.get("rows") or []
     if not rows:

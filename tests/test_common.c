@@ -127,6 +127,84 @@ Test(timing, median_and_rates)
     cr_assert_float_eq(wb_items_per_s(10.0, 1.0), 1e4, 1e-9);
 }
 
+/* ------------------------------------------------ timing on the GPU */
+
+WB_GPU_SUITE(timing_gpu, .timeout = 60);
+
+/* A device-to-device copy of 512 MiB (about 0.4 ms on an H100), on
+ * `stream`, not waited for. */
+typedef struct {
+    void *dst, *src;
+    size_t bytes;
+    cudaStream_t stream;
+    int before, after, last_after;
+} copy_job;
+
+static copy_job copy_job_new(cudaStream_t stream)
+{
+    copy_job c = {NULL, NULL, (size_t)512 << 20, stream, 0, 0, -1};
+    CUDA_CHECK(cudaMalloc(&c.dst, c.bytes));
+    CUDA_CHECK(cudaMalloc(&c.src, c.bytes));
+    CUDA_CHECK(cudaMemset(c.src, 0x5A, c.bytes));
+    return c;
+}
+
+static void copy_job_free(copy_job *c)
+{
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaFree(c->dst));
+    CUDA_CHECK(cudaFree(c->src));
+    if (c->stream)
+        CUDA_CHECK(cudaStreamDestroy(c->stream));
+}
+
+static void start_copy(void *context)
+{
+    copy_job *c = context;
+    CUDA_CHECK(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, c->stream));
+}
+
+static void count_before(void *context) { ((copy_job *)context)->before++; }
+
+static void count_after(void *context, int repetition)
+{
+    copy_job *c = context;
+    cr_assert_eq(repetition, c->last_after + 1, "after() got repetition %d after %d", repetition,
+                 c->last_after);
+    cr_assert_eq(c->before, repetition + 1, "before() did not run before repetition %d",
+                 repetition);
+    c->last_after = repetition;
+    c->after++;
+}
+
+Test(timing_gpu, work_on_the_timed_stream_is_timed)
+{
+    copy_job c = copy_job_new(0);
+    wb_timing t = wb_time_gpu(start_copy, &c, 1, 5);
+    cr_assert(t.median_ms > 0.0 && t.repetitions == 5, "median %g ms", t.median_ms);
+    copy_job_free(&c);
+}
+
+Test(timing_gpu, work_left_running_on_another_stream_fails)
+{
+    cudaStream_t side;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    copy_job c = copy_job_new(side);
+    wb_expect_error("a copy left running on a non-blocking stream", "ran past the timed stream",
+                    wb_time_gpu(start_copy, &c, 1, 5));
+    copy_job_free(&c);
+}
+
+Test(timing_gpu, checks_run_around_every_timed_repetition_only)
+{
+    copy_job c = copy_job_new(0);
+    wb_time_gpu_checked(start_copy, &c, 3, 4, (wb_rep_checks){count_before, count_after});
+    cr_assert(c.before == 4 && c.after == 4,
+              "before() ran %d times and after() %d times for 4 timed repetitions after 3 "
+              "warm-up runs", c.before, c.after);
+    copy_job_free(&c);
+}
+
 Test(table, aligned_columns_and_csv, .init = cr_redirect_stdout)
 {
     char dir[512];

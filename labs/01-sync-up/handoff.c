@@ -73,15 +73,15 @@ static void run(void *context)
         ordered_grid(j->record, j->count, j->s->blocks, j->s->threads);
 }
 
-static void check(const job *j, int *got, const handoff_observers *observe)
+/* Fetches, observes and checks the record of j's last run; `when` names
+ * that run in the message. */
+static void verify(const job *j, int *got, const handoff_observers *observe, const char *when)
 {
     int everyone = j->s->blocks * j->s->threads;
     size_t bytes = sizeof(int) * (size_t)j->count;
-    char what[160];
-    snprintf(what, sizeof what, "%s version, %d x %d threads, %d turns: record", j->s->version,
-             j->s->blocks, j->s->threads, j->count);
-    wb_poison_ints(j->record, (size_t)j->count);
-    run((void *)j);
+    char what[200];
+    snprintf(what, sizeof what, "%s version, %d x %d threads, %d turns%s: record",
+             j->s->version, j->s->blocks, j->s->threads, j->count, when);
     CUDA_CHECK(cudaMemcpy(got, j->record, bytes, cudaMemcpyDeviceToHost));
     if (observe)
         observe->values(what, got, bytes);
@@ -91,10 +91,22 @@ static void check(const job *j, int *got, const handoff_observers *observe)
                     n % everyone);
 }
 
-/* One repetition of the graded time: every shape once. */
+static void check(const job *j, int *got, const handoff_observers *observe)
+{
+    wb_poison_ints(j->record, (size_t)j->count);
+    run((void *)j);
+    verify(j, got, observe, "");
+}
+
+/* One repetition of the graded time: every shape once, each into its own
+ * record, and every record checked after every timed repetition, so that a
+ * version that did its turns only in the untimed warm-up shows as a wrong
+ * record instead of a fast time. */
 typedef struct {
     job *jobs;
     size_t n;
+    int *got;
+    const handoff_observers *observe;
 } all_jobs;
 
 static void run_all(void *context)
@@ -102,6 +114,22 @@ static void run_all(void *context)
     all_jobs *all = context;
     for (size_t i = 0; i < all->n; i++)
         run(&all->jobs[i]);
+}
+
+static void poison_all(void *context)
+{
+    all_jobs *all = context;
+    for (size_t i = 0; i < all->n; i++)
+        wb_poison_ints(all->jobs[i].record, (size_t)all->jobs[i].count);
+}
+
+static void verify_all(void *context, int repetition)
+{
+    all_jobs *all = context;
+    char when[48];
+    snprintf(when, sizeof when, " (timed run %d)", repetition + 1);
+    for (size_t i = 0; i < all->n; i++)
+        verify(&all->jobs[i], all->got, all->observe, when);
 }
 
 static wb_timing observed(const handoff_observers *observe, const char *what, wb_timing t)
@@ -116,13 +144,13 @@ static void handoff_table(int count, int reps, handoff_choice choice,
 {
     shape shapes[MOST_SHAPES];
     size_t n = chosen_shapes(choice, shapes);
-    int *record, *got = malloc(sizeof(int) * (size_t)count);
+    int *got = malloc(sizeof(int) * (size_t)count);
     if (!got)
         wb_fail("out of host memory for %d turns", count);
-    CUDA_CHECK(cudaMalloc((void **)&record, sizeof(int) * (size_t)count));
     job jobs[MOST_SHAPES];
     for (size_t i = 0; i < n; i++) {
-        jobs[i] = (job){&shapes[i], record, count};
+        jobs[i] = (job){&shapes[i], NULL, count};
+        CUDA_CHECK(cudaMalloc((void **)&jobs[i].record, sizeof(int) * (size_t)count));
         check(&jobs[i], got, observe);
     }
 
@@ -131,8 +159,10 @@ static void handoff_table(int count, int reps, handoff_choice choice,
              count, wb_device_info().name, reps);
     wb_table *table = wb_table_new("sync-up-handoff", title,
                                    "hand-off|version|blocks|threads|time (ms)|ns per hand-off");
-    all_jobs all = {jobs, n};
-    wb_timing total = observed(observe, "every shape once", wb_time_gpu(run_all, &all, 1, reps));
+    all_jobs all = {jobs, n, got, observe};
+    wb_timing total = observed(observe, "every shape once",
+                               wb_time_gpu_checked(run_all, &all, 1, reps,
+                                                   (wb_rep_checks){poison_all, verify_all}));
     for (size_t i = 0; i < n; i++) {
         char what[128];
         snprintf(what, sizeof what, "%.63s, %.15s", shapes[i].where, shapes[i].version);
@@ -145,7 +175,8 @@ static void handoff_table(int count, int reps, handoff_choice choice,
                      total.median_ms, total.median_ms * 1e6 / ((double)count * n));
     wb_table_print(table, stdout);
     wb_table_free(table);
-    CUDA_CHECK(cudaFree(record));
+    for (size_t i = 0; i < n; i++)
+        CUDA_CHECK(cudaFree(jobs[i].record));
     free(got);
 }
 
