@@ -89,7 +89,9 @@ static wb_timing time_submissions(void (*submit)(void *), void *job, cudaStream_
         wb_fail("wb_time_gpu: the work ran past the timed stream's end: %.4g ms per call by the "
                 "host's clock up to cudaDeviceSynchronize, %.4g ms between the events. Work "
                 "launched on a stream of your own that is not waited for before returning is "
-                "not timed; wait for it (cudaStreamSynchronize) or launch on the default stream",
+                "not timed: wait for it (cudaStreamSynchronize) or launch on the default stream. "
+                "(Another process using this GPU at the same time can also cause this: timings "
+                "need the GPU to themselves.)",
                 host_ms, timing.median_ms);
     return timing;
 }
