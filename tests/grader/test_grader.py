@@ -124,6 +124,16 @@ def timing_check_problems():
         why = rubric.timing_problem(row, wall, judge_wall)
         if bool(why) != refused:
             problems.append(f"timing {row[3]} ms, wall {wall} s: {'refused' if why else 'accepted'} ({why})")
+    # An honest time scores only when the timing test itself passed (its
+    # checks: each timed run's result, a time that saw all the work).
+    perf = {"test": "timing_x", "points": 2, "full_at": 0.5}
+    timings = {"rows": [honest], "wall": 4.0, "judge": 4.0}
+    for status, scores in (("passed", True), ("failed", False)):
+        tests = [{"test": "stage0_x", "status": "passed", "max_score": 1.0},
+                 {"test": "timing_x", "status": status, "max_score": 0.0}]
+        got = rubric.score_performance(perf, tests, timings)
+        if (got["score"] > 0) != scores:
+            problems.append(f"performance with the timing test {status}: {got['score']} ({got['why']})")
     return problems
 
 
