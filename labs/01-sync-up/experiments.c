@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "experiments.h"
@@ -38,13 +37,6 @@ typedef struct {
     size_t len;
     int status;    /* exit status of the child, -1 when it was stopped */
 } capture;
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 /* Runs one version in a child whose stdout is a pipe; kills it after
  * timeout_s seconds. */
@@ -73,9 +65,9 @@ static capture run_child(int version, int count, int threads, double timeout_s)
     close(fds[1]);
     capture c = {NULL, 0, 0};
     size_t cap = 0;
-    double deadline = now_s() + timeout_s;
+    double deadline = 1e-3 * wb_host_ms() + timeout_s;
     for (;;) {
-        double left = deadline - now_s();
+        double left = deadline - 1e-3 * wb_host_ms();
         struct pollfd p = {fds[0], POLLIN, 0};
         if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) == 0) {
             kill(pid, SIGKILL);

@@ -14,7 +14,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -22,13 +21,6 @@
 #include "workbook.h"
 
 static int reps = 3, only_stage = WB_ALL_STAGES, block = SSSP_BLOCK, delta = 0;
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 /* What bench_graph measured: each stage's median time (0 when not run) and
  * speedup over CPU Dijkstra; wrong when a stage's distances were wrong. */
@@ -44,9 +36,9 @@ static results bench_graph(const graph *g, int source, const char *name)
     int *expected = malloc(sizeof(int) * (size_t)g->n), *got = malloc(sizeof(int) * (size_t)g->n);
     if (!expected || !got)
         wb_fail("out of host memory");
-    double t0 = now_ms();
+    double t0 = wb_host_ms();
     dijkstra(g, source, expected);
-    double cpu_ms = now_ms() - t0;
+    double cpu_ms = wb_host_ms() - t0;
 
     sssp_job j = {0, source, graph_to_device(g), NULL, sssp_work_new(g->n), {0, 0}};
     j.work->delta = delta ? delta : graph_suggest_delta(g);

@@ -286,13 +286,6 @@ typedef struct {
     int released;   /* 1: the other segments arrived, 0: the deadline passed */
 } hold;
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static bool others_arrived(const hold *h)
 {
     const uint32_t *z = (const uint32_t *)h->p->z;
@@ -310,10 +303,10 @@ static bool others_arrived(const hold *h)
 static void CUDART_CB hold_stream(void *arg)
 {
     hold *h = arg;
-    double deadline = now_s() + HOLD_DEADLINE_S;
+    double deadline = 1e-3 * wb_host_ms() + HOLD_DEADLINE_S;
     struct timespec pause = {0, 20000};
     while (!others_arrived(h)) {
-        if (now_s() > deadline) {
+        if (1e-3 * wb_host_ms() > deadline) {
             h->released = 0;
             return;
         }
