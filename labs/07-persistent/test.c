@@ -554,7 +554,8 @@ Test(persistent, given_empty_launch_timing,
               "code: restore it)", REPS, REPS);
 }
 
-Test(persistent, timing_handoffs, .description = "round trip: stage 2 timed around the whole call (graded), each way's median of 1000")
+Test(persistent, timing_handoffs,
+     .description = "round trip: stage 2 timed around the whole call (graded), each way's median")
 {
     enum { HANDOFFS = 1000, GRADED_HANDOFFS = 10000, GRADED_RUNS = 5 };
     static double us[HANDOFFS];
