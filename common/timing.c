@@ -2,6 +2,7 @@
 #include "workbook.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static int compare_doubles(const void *a, const void *b)
@@ -25,6 +26,27 @@ double wb_host_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
+/* Work the events did not see: a failure where WB_STRICT_TIMING is set (the
+ * grader sets it, and runs timings with the GPU to themselves), else a
+ * warning, since a GPU that other users share time-slices between them and
+ * can cause the same gap. */
+static void report_untimed_work(double host_ms, double event_ms)
+{
+    char why[640];
+    snprintf(why, sizeof why,
+             "the work ran past the timed stream's end: %.4g ms per call by the host's clock up "
+             "to cudaDeviceSynchronize, %.4g ms between the events. Work launched on a stream "
+             "of your own that is not waited for before returning is not timed: wait for it "
+             "(cudaStreamSynchronize) or launch on the default stream. (Another process using "
+             "this GPU at the same time can also cause this: timings need the GPU to "
+             "themselves.)", host_ms, event_ms);
+    const char *strict = getenv("WB_STRICT_TIMING");
+    if (strict && *strict && strcmp(strict, "0") != 0)
+        wb_fail("wb_time_gpu: %s", why);
+    else
+        fprintf(stderr, "warning: wb_time_gpu: %s\n", why);
+}
+
 /* Times `submit(job)` between a pair of events on `stream`, `repetitions`
  * times after `warmup` untimed runs; each submission holds `calls` calls.
  * checks.before and checks.after run outside the timed part of every timed
@@ -35,7 +57,7 @@ double wb_host_ms(void)
  * stream) would still be running at the stop event: the time would be that
  * of the launches. So the host's clock also times each repetition, up to a
  * cudaDeviceSynchronize that waits for every stream, and a median far above
- * the events' fails the timing with the reason. */
+ * the events' is reported (report_untimed_work). */
 static wb_timing time_submissions(void (*submit)(void *), void *job, cudaStream_t stream,
                                   int warmup, int repetitions, int calls, wb_rep_checks checks,
                                   void *checks_context)
@@ -86,13 +108,7 @@ static wb_timing time_submissions(void (*submit)(void *), void *job, cudaStream_
     /* An honest repetition's host time exceeds its events' by a launch and
      * a wake-up, some 10-30 us: allow 25% and 50 us per repetition. */
     if (host_ms > 1.25 * timing.median_ms + 0.05 / calls)
-        wb_fail("wb_time_gpu: the work ran past the timed stream's end: %.4g ms per call by the "
-                "host's clock up to cudaDeviceSynchronize, %.4g ms between the events. Work "
-                "launched on a stream of your own that is not waited for before returning is "
-                "not timed: wait for it (cudaStreamSynchronize) or launch on the default stream. "
-                "(Another process using this GPU at the same time can also cause this: timings "
-                "need the GPU to themselves.)",
-                host_ms, timing.median_ms);
+        report_untimed_work(host_ms, timing.median_ms);
     return timing;
 }
 

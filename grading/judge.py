@@ -140,7 +140,10 @@ def run_student(binary, suite, test, limits, seed, work, data_dirs=()):
                              rw=[scratch], gpu=True, chdir=scratch)
     argv = list(limits.get("wrapper", [])) + [binary, f"--filter={suite}/{test}", "--jobs=1",
                                                "--verbose", f"--json={scratch}/report.json"]
-    env = sandbox.minimal_env(WB_RECORD=record, WB_SEED=seed, **limits.get("env", {}))
+    # WB_STRICT_TIMING: a time that missed work fails the timing test
+    # (common/timing.c); the grader's timings have the GPU to themselves.
+    env = sandbox.minimal_env(WB_RECORD=record, WB_SEED=seed, WB_STRICT_TIMING=1,
+                              **limits.get("env", {}))
     run = sandbox.run(argv, cwd=scratch, env=env, wall_s=limits["wall_s"], cpu_s=limits["cpu_s"],
                       file_bytes=RECORD_BYTES, output_bytes=limits["output_bytes"], sandbox=view)
     run["record"] = record
@@ -156,7 +159,7 @@ def run_judge(judge_binary, suite, test, limits, seed, recording, work, source=N
     os.makedirs(out)
     report = os.path.join(out, "report.json")
     env = dict(os.environ, WB_JUDGE=recording, WB_JUDGE_OUT=out, WB_SEED=seed,
-               WB_RESULTS_DIR=out, **limits.get("env", {}))
+               WB_RESULTS_DIR=out, WB_STRICT_TIMING="1", **limits.get("env", {}))
     if source:
         env["WB_KERNELS_SOURCE"] = source
     run = sandbox.run([judge_binary, f"--filter={suite}/{test}", "--jobs=1", "--verbose",
