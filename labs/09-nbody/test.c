@@ -71,7 +71,7 @@ static const char *const classic_mistakes[NBODY_STAGES] = {
     "read past n, no mass 1), __syncthreads() after the loads and after the tile is used, the "
     "inner loop over tile[k] (not tile[threadIdx.x]) for every k < blockDim.x, every thread in "
     "every tile (no return before the loop: threads past n load too), only i < n storing",
-    "body_body_fast: rsqrtf(d2) with eps2 in d2, s = other.w * inv_d^3; forces_tiled_fast: "
+    "body_body_fast: rsqrt_ftz(d2) with eps2 in d2, s = other.w * inv_d^3; forces_tiled_fast: "
     "stage 3's tile loop (the loads, the mass-0 padding, both barriers, tile[k]) with "
     "body_body_fast",
 };
