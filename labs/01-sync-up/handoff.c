@@ -87,8 +87,9 @@ static void verify(const job *j, int *got, const handoff_observers *observe, con
         observe->values(what, got, bytes);
     for (int n = 0; n < j->count; n++)
         if (got[n] != n % everyone)
-            wb_fail("%s[%d] = %d, expected %d; run the tests first", what, n, got[n],
-                    n % everyone);
+            wb_fail("%s[%d] = %d, expected %d; %s", what, n, got[n], n % everyone,
+                    *when ? "a timed run must take every turn, as the untimed runs do"
+                          : "run the tests first");
 }
 
 static void check(const job *j, int *got, const handoff_observers *observe)
