@@ -127,9 +127,8 @@ def score_performance(perf, tests, timings):
     """Performance points: only when every correctness test of the lab
     passed and the timing test itself passed, from a timing the judge
     recorded that is finite, positive, no faster than the GPU can do the
-    work and consistent with the process's
-    wall-clock time; `points * min(1, speed / full_at)` with speed =
-    reference ms / student ms."""
+    work and consistent with the process's wall-clock time;
+    `points * min(1, speed / full_at)` with speed = reference ms / student ms."""
     out = {"test": perf["test"], "reference_ms": None, "student_ms": None,
            "speed_vs_reference": None, "score": 0.0, "max_score": float(perf["points"]), "why": ""}
     failing = [t["test"] for t in tests if t["status"] != "passed" and t["max_score"] > 0]

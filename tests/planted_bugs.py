@@ -114,6 +114,12 @@ def names_message(bug, text):
     return any(alt in text for alt in bug["message"].split("|"))
 
 
+def tests_of(bug):
+    """Which of the lab's tests a planted bug runs against: its stage tests,
+    or, for a cheat on the graded time, its timing tests."""
+    return "timing" if bug["kind"] == "timing" else "stage"
+
+
 def run_in_process(binary, bug, work, source, sweep=False):
     """The lab's stage tests (or the sanitizer) on the mutant, whose
     kernels.cu is at source; returns (caught, message shown). A sweep runs
@@ -126,13 +132,12 @@ def run_in_process(binary, bug, work, source, sweep=False):
     env = dict(os.environ, WB_KERNELS_SOURCE=source)
     if sweep:
         argv += ["--filter=*/@(stage|given)*", "--fail-fast"]
-    elif bug["kind"] == "timing":
-        # A cheat on the timed runs: the lab's timing tests, strict as the
-        # grader runs them (a gap between the clocks fails instead of warning).
-        argv += ["--filter=*/timing*"]
-        env["WB_STRICT_TIMING"] = "1"
     else:
-        argv += ["--filter=*/stage*"]
+        argv += [f"--filter=*/{tests_of(bug)}*"]
+        # A cheat on the timed runs is run strict, as the grader runs timings
+        # (a gap between the clocks fails instead of warning).
+        if tests_of(bug) == "timing":
+            env["WB_STRICT_TIMING"] = "1"
     try:
         proc = subprocess.run(argv, cwd=work, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -183,7 +188,7 @@ def run_judged(ws, binary, folder, name, bug, source):
     reference = os.path.join(ws.build, f"{name}-reference")
     named = bug.get("test", "").split("|")
     tests = sorted(judge.list_tests(reference), key=lambda st: st[1] not in named)
-    kind_of_test = "timing" if bug["kind"] == "timing" else "stage"
+    kind_of_test = tests_of(bug)
     for suite, test in tests:
         if not test.startswith(kind_of_test):
             continue
@@ -237,8 +242,8 @@ def mutant_runs(folders, make_jobs, jobs, judged=False, sweep=False):
         random.Random(1).shuffle(work)   # a run cut short has seen some of every lab
         # Timing cheats are judged by timings, which other processes on the
         # GPU would disturb: they run one at a time, after the others.
-        alone = [j for j in work if j[2].get("kind") == "timing"]
-        shared = [j for j in work if j[2].get("kind") != "timing"]
+        alone = [j for j in work if tests_of(j[2]) == "timing"]
+        shared = [j for j in work if tests_of(j[2]) != "timing"]
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
             # yielded as they finish, so that a run cut short still shows its results
             for done in concurrent.futures.as_completed([pool.submit(one, j) for j in shared]):

@@ -569,13 +569,12 @@ Test(persistent, timing_handoffs,
      * per round trip by the whole call, 2.66 us the given timer's median).
      * A hand-off moves one int each way; its cost is latency, for which no
      * sound floor follows from bytes or flops, so both are 0. */
-    double per_round_trip[GRADED_RUNS];
+    double per_round_trip_us[GRADED_RUNS];
     for (int r = 0; r < GRADED_RUNS; r++)
-        per_round_trip[r] = check_pingpong(pingpong_persistent, 2 * GRADED_HANDOFFS + 1,
-                                           "stage 2, timed run") / GRADED_HANDOFFS;
-    double median = wb_median(per_round_trip, GRADED_RUNS);   /* sorts */
-    wb_timing whole = {per_round_trip[0], median, per_round_trip[GRADED_RUNS - 1], 0, GRADED_RUNS};
-    whole = wb_observe_timing("stage 2, whole call per round trip", whole, 0.0, 0.0);
+        per_round_trip_us[r] = 1e3 * check_pingpong(pingpong_persistent, 2 * GRADED_HANDOFFS + 1,
+                                                    "stage 2, timed run") / GRADED_HANDOFFS;
+    wb_timing whole = wb_observe_timing("stage 2, whole call per round trip",
+                                        summarise(per_round_trip_us, GRADED_RUNS), 0.0, 0.0);
 
     /* Shown only: each way's own round trips (the given code's timer). */
     wb_timing t[PINGPONG_WAYS + 1];
