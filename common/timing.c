@@ -74,13 +74,14 @@ static wb_timing time_submissions(void (*submit)(void *), void *job, cudaStream_
         wb_fail("wb_time_gpu: out of host memory");
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
+    wb_rng seeds = wb_rng_for("timed repetitions");
     for (int i = 0; i < warmup; i++)
         submit(job);
     CUDA_CHECK(cudaDeviceSynchronize());
     for (int i = 0; i < repetitions; i++) {
         float ms = 0.0f;
         if (checks.before) {
-            checks.before(checks_context);
+            checks.before(checks_context, i, wb_rng_u64(&seeds));
             CUDA_CHECK(cudaDeviceSynchronize());
         }
         double host_start = wb_host_ms();
@@ -156,6 +157,13 @@ wb_timing wb_time_gpu_checked(wb_gpu_work work, void *context, int warmup, int r
 {
     calls_job job = {work, NULL, context, 1, 0, NULL};
     return time_submissions(submit_calls, &job, 0, warmup, repetitions, 1, checks, context);
+}
+
+wb_timing wb_time_gpu_reps(wb_gpu_work rep_work, void *context, int warmup, int repetitions,
+                           int calls, wb_rep_checks checks)
+{
+    calls_job job = {rep_work, NULL, context, 1, 0, NULL};
+    return time_submissions(submit_calls, &job, 0, warmup, repetitions, calls, checks, context);
 }
 
 wb_timing wb_time_gpu_graph(wb_gpu_stream_work work, void *context, int warmup, int repetitions,

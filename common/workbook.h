@@ -172,18 +172,28 @@ wb_timing wb_time_gpu_calls(wb_gpu_work work, void *context, int warmup, int rep
                             int calls);
 
 /* What every timed repetition must leave, checked outside its timed part:
- * before() poisons the outputs, after(context, rep) fetches, observes and
- * checks them. For work with no floor under its time (latency, a graph
- * walk): code that did its work only in the untimed warm-up runs, or only in
- * some of the timed ones, shows as a wrong result instead of a fast time. */
+ * before(context, repetition, seed) makes the repetition's inputs fresh
+ * from seed and poisons its outputs; after(context, repetition) fetches,
+ * observes and checks them. The seed is the grader's when grading (the same
+ * sequence for the submission's run and the judge's), else drawn from
+ * wb_seed(). Code that did its work only in the untimed warm-up runs, kept
+ * a result from an earlier repetition, or skipped some timed runs shows as
+ * a wrong result instead of a fast time. before() runs only before timed
+ * repetitions: the caller prepares the warm-up's inputs itself. */
 typedef struct {
-    void (*before)(void *context);
+    void (*before)(void *context, int repetition, uint64_t seed);
     void (*after)(void *context, int repetition);
 } wb_rep_checks;
 
 /* wb_time_gpu with checks around every timed repetition. */
 wb_timing wb_time_gpu_checked(wb_gpu_work work, void *context, int warmup, int repetitions,
                               wb_rep_checks checks);
+
+/* The general form: each repetition is one run of rep_work, which makes
+ * `calls` calls of the code under test (on different buffers, so that no
+ * call can reuse another's result); times are given per call. */
+wb_timing wb_time_gpu_reps(wb_gpu_work rep_work, void *context, int warmup, int repetitions,
+                           int calls, wb_rep_checks checks);
 
 /* The host's monotonic clock in milliseconds (CLOCK_MONOTONIC). */
 double wb_host_ms(void);

@@ -164,7 +164,11 @@ static void start_copy(void *context)
     CUDA_CHECK(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, c->stream));
 }
 
-static void count_before(void *context) { ((copy_job *)context)->before++; }
+static void count_before(void *context, int repetition, uint64_t seed)
+{
+    (void)repetition, (void)seed;
+    ((copy_job *)context)->before++;
+}
 
 static void count_after(void *context, int repetition)
 {

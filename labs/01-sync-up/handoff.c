@@ -117,9 +117,10 @@ static void run_all(void *context)
         run(&all->jobs[i]);
 }
 
-static void poison_all(void *context)
+static void poison_all(void *context, int repetition, uint64_t seed)
 {
     all_jobs *all = context;
+    (void)repetition, (void)seed;   /* hand-offs have no inputs: the same turns every time */
     for (size_t i = 0; i < all->n; i++)
         wb_poison_ints(all->jobs[i].record, (size_t)all->jobs[i].count);
 }
