@@ -124,12 +124,25 @@ def gpu_device_args():
     return args
 
 
-def view_args(ro=(), rw=(), ro_at=(), gpu=False, chdir=None):
+# A compile's devices: nvcc and the host compiler need /dev/null alone.
+# Without the others (/dev/ptmx, /dev/zero, /dev/tty) and without /proc
+# (/proc/self/fd/1 is the compile's own output pipe), an #include or an
+# .incbin of a file that never ends fails at once, however it is spelled.
+COMPILE_DEVICES = ("/dev/null",)
+
+
+def view_args(ro=(), rw=(), ro_at=(), gpu=False, chdir=None, compile_only=False):
     """bwrap's arguments for a view with the system, the read-only paths ro,
     the writable paths rw, (source, target) pairs ro_at bound read-only at
-    another path, and the GPU's device nodes when gpu."""
+    another path, and the GPU's device nodes when gpu. compile_only: the
+    view of a compile, with COMPILE_DEVICES as its only devices and no
+    /proc."""
+    if compile_only:
+        devices = ["--tmpfs", "/dev"] + sum((["--dev-bind", d, d] for d in COMPILE_DEVICES), [])
+    else:
+        devices = ["--proc", "/proc", "--dev", "/dev"]
     args = [bwrap() or "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-            "--cap-drop", "ALL", "--proc", "/proc", "--dev", "/dev",
+            "--cap-drop", "ALL", *devices,
             "--size", str(TMP_BYTES), "--tmpfs", "/tmp", "--setenv", "HOME", "/tmp"]
     args += _system_binds()
     for path in tool_dirs():

@@ -7,8 +7,8 @@ submission's code never runs there and never sees it.
 
 The student's kernels.cu is compiled inside a sandbox whose view holds
 only what that compile needs: the system's compiler and CUDA toolkit, the
-lab's headers, common/'s headers and library sources, and the student's
-file itself, bound at the path of the skeleton so that the compile command
+lab's headers, common/'s headers and library sources, /dev/null as its only
+device (no /proc), and the student's file itself, bound at the path of the skeleton so that the compile command
 is Meson's own. Not test.c (with its hidden tests), not solutions/, not the
 rubric, not other labs. The object it makes is checked (objcheck.py), then
 linked with the trusted test object into the student's test binary.
@@ -24,10 +24,16 @@ import tempfile
 import labs
 import objcheck
 import sandbox
-from includes import include_problems, lab_headers, library_binds
+from includes import (dependency_files, include_problems, included_file_problems, lab_headers,
+                      library_binds)
 
 TRUSTED = ("meson.build", "meson_options.txt", "common", "labs", "solutions", "tests")
 COMPILE_WALL_S = 180
+# The compiler's list of included files (preprocessing alone, about a
+# second for a lab): a file that never ends stops it here, not after
+# COMPILE_WALL_S. The list of a lab's compile is about 20 KB.
+DEPENDENCY_WALL_S = 30
+DEPENDENCY_BYTES = 4 << 20
 LINK_WALL_S = 120
 COMPILE_MEMORY = 16 << 30
 # Each file the compile writes (its temporaries, the object): the labs'
@@ -118,10 +124,12 @@ class Workspace:
     def compile_student(self, folder, name, source, tag="submission"):
         """Compiles the student's kernels.cu (bytes) in a sandbox. Returns
         (ok, message, object path). tag names the folders of this compile,
-        so that several can run at once (the planted bugs)."""
+        so that several can run at once (the planted bugs). Three steps: the
+        include check of the text (fast, one line each), then the
+        compiler's own list of the files the source includes
+        (_included_files_problems), then the compile itself."""
         headers = lab_headers(self.src, folder)
-        text = source.decode("utf-8", "replace")
-        problems = include_problems(text, set(headers))
+        problems = include_problems(source.decode("utf-8", "replace"), set(headers))
         if problems:
             return False, "; ".join(problems[:5]), None
         command, output = self.kernels_command(folder, name)
@@ -132,7 +140,29 @@ class Workspace:
         out_dir = os.path.join(self.root, tag, folder, "objects")
         shutil.rmtree(out_dir, ignore_errors=True)
         os.makedirs(out_dir)
-        target_dir = os.path.join(self.build, os.path.dirname(output))
+        view = self._compile_view(folder, headers, student_file, out_dir, output)
+        if not sandbox.available()[0]:
+            # No sandbox to bind the student's file over the skeleton's path:
+            # the command itself is pointed at the student's file and folder.
+            source = self._kernels_entry(folder, name, "student")["file"]
+            command = command.replace(source, student_file).replace(
+                output, os.path.join(out_dir, os.path.basename(output)))
+        obj = os.path.join(out_dir, os.path.basename(output))
+        problems = self._included_files_problems(command, view, obj, folder, headers, student_file)
+        if problems:
+            return False, "; ".join(problems[:5]), None
+        run = self._run_compiler(command, view, COMPILE_WALL_S)
+        if run["status"] is None:
+            return False, f"the compiler ran past {COMPILE_WALL_S} s and was stopped", None
+        if run["status"] != 0 or not os.path.isfile(obj):
+            return False, run["output"], None
+        return True, run["output"], obj
+
+    def _compile_view(self, folder, headers, student_file, out_dir, output):
+        """The sandbox of the student's compile: the system and the toolkit,
+        /dev/null as its only device, common/, the lab's headers, the
+        student's file at the skeleton's path, none of the refused libraries;
+        the object folder the only writable place (bound last)."""
         view = sandbox.view_args(
             ro=[os.path.join(self.src, "common")],
             ro_at=[(path, os.path.join(self.src, "labs", folder, header))
@@ -140,25 +170,34 @@ class Workspace:
                    if os.path.dirname(path).endswith(folder)]
             + [(student_file, os.path.join(self.src, "labs", folder, "kernels.cu"))]
             + library_binds(os.path.join(self.root, "hidden")),
-            chdir=self.build)
-        # The object folder is the only writable place: bind it last, read-write.
-        view += ["--bind", out_dir, target_dir]
-        if not sandbox.available()[0]:
-            # No sandbox to bind the student's file over the skeleton's path:
-            # the command itself is pointed at the student's file and folder.
-            source = self._kernels_entry(folder, name, "student")["file"]
-            command = command.replace(source, student_file).replace(
-                output, os.path.join(out_dir, os.path.basename(output)))
-        run = sandbox.run(["sh", "-c", command], cwd=self.build, env=sandbox.minimal_env(),
-                          wall_s=COMPILE_WALL_S, cpu_s=COMPILE_WALL_S * 4,
-                          memory_bytes=COMPILE_MEMORY, file_bytes=COMPILE_FILE_BYTES,
-                          output_bytes=200000, sandbox=view)
+            chdir=self.build, compile_only=True)
+        return view + ["--bind", out_dir, os.path.join(self.build, os.path.dirname(output))]
+
+    def _run_compiler(self, command, view, wall_s):
+        return sandbox.run(["sh", "-c", command], cwd=self.build, env=sandbox.minimal_env(),
+                           wall_s=wall_s, cpu_s=wall_s * 4, memory_bytes=COMPILE_MEMORY,
+                           file_bytes=COMPILE_FILE_BYTES, output_bytes=200000, sandbox=view)
+
+    def _included_files_problems(self, command, view, obj, folder, headers, student_file):
+        """Asks the compiler which files the source includes: Meson's
+        command with -M (the preprocessor alone, device and host passes;
+        nvcc writes the list where the object goes), under
+        DEPENDENCY_WALL_S. Returns the problems, one line each: a file the
+        lab may not read (includes.included_file_problems), or the
+        compiler's own errors when it stops (a missing or refused header)."""
+        run = self._run_compiler(command + " -M", view, DEPENDENCY_WALL_S)
         if run["status"] is None:
-            return False, f"the compiler ran past {COMPILE_WALL_S} s and was stopped", None
-        obj = os.path.join(out_dir, os.path.basename(output))
+            return [f"the preprocessor ran past {DEPENDENCY_WALL_S} s and was stopped "
+                    "(an include of a file that never ends?)"]
         if run["status"] != 0 or not os.path.isfile(obj):
-            return False, run["output"], None
-        return True, run["output"], obj
+            return [run["output"] or "the compiler's list of included files failed"]
+        with open(obj, encoding="utf-8", errors="replace") as f:
+            rule = f.read(DEPENDENCY_BYTES)
+        os.remove(obj)
+        skeleton = os.path.join(self.src, "labs", folder, "kernels.cu")
+        return included_file_problems(dependency_files(rule), self.build,
+                                      [skeleton, student_file, *headers.values()],
+                                      [os.path.join(self.src, "common")])
 
     def visible_test_object(self, folder, name, hidden):
         """The student side's test object without the lab's hidden tests
