@@ -17,7 +17,9 @@ import zlib
 
 MAX_FILE_BYTES = 1 << 20       # one student file
 MAX_ARCHIVE_BYTES = 64 << 20   # an archive file, and all that a tar decompresses to
-MAX_MEMBERS = 10000            # files and folders in a submission
+MAX_MEMBERS = 10000            # files and folders in a submission, ignored ones included
+TOO_MANY = (f"more than {MAX_MEMBERS} files and folders in the submission (leave build "
+            "folders and .git out of it)")
 CHUNK = 64 << 10
 # A tar is recognised by what compresses it, from its first bytes: a name
 # (.tar.gz) may lie, and tarfile's own detection decompresses without bound.
@@ -81,7 +83,7 @@ def zip_entries(path):
     # see any (a few MB of entries take seconds); every entry starts with this
     # signature, so counting them first bounds that work.
     if data.count(b"PK\x01\x02") > MAX_MEMBERS:
-        raise Rejected(f"more than {MAX_MEMBERS} files and folders in the submission")
+        raise Rejected(TOO_MANY)
     archive = zipfile.ZipFile(io.BytesIO(data))
     for info in archive.infolist():
         if stat.S_ISLNK(info.external_attr >> 16):
@@ -166,7 +168,7 @@ class _Capped:
         self.left -= len(data)
         if self.left < 0:
             raise Rejected(f"the archive holds more than {MAX_ARCHIVE_BYTES >> 20} MiB "
-                           "once decompressed")
+                           "once decompressed (leave build folders and .git out of it)")
         return data
 
 

@@ -2,25 +2,58 @@
 student edits, optionally under a top-level labs/ folder), or an archive of
 one: a .zip, or a tar (.tar, .tar.gz/.tgz, .tar.bz2, .tar.xz), recognised by
 its first bytes rather than by its name. Only `NN-name/kernels.cu` files of
-known labs are taken; anything else is listed as ignored. Absolute paths,
-`..`, links, special files and names that are not UTF-8 are refused: the
-whole submission is rejected with a one-line reason.
+known labs are taken (`labs/NN-name/kernels.cu` in a whole student copy or
+repository, under any top folder); anything else is listed as ignored.
+Absolute paths, `..`, links, special files and names that are not UTF-8 are
+refused: the whole submission is rejected with a one-line reason.
+
+A whole student copy or repository is a submission too: what it holds
+besides the student's files is ignored and listed by folder in the report
+(IGNORED_FOLDERS: the grader's skeletons, the solutions, build folders,
+.git, and backup folders such as labs.bak/). Two copies of one lab's file
+outside those (00-vector-add/kernels.cu and labs/00-vector-add/kernels.cu)
+are taken when they are the same bytes, and refuse the submission when they
+differ: the grader does not guess which one the student meant. Ignored
+files count toward the limits (archives.py): reading stays bounded.
 
 Folders and archives are read under limits (archives.py). A corrupt or
 truncated archive, a bad CRC or a name that is not UTF-8 is a Rejected with
 one line, never a traceback."""
 import os
 
-from archives import (MAX_ARCHIVE_BYTES, MAX_MEMBERS, ZIP_STARTS, Rejected, printable,
+from archives import (MAX_ARCHIVE_BYTES, MAX_MEMBERS, TOO_MANY, ZIP_STARTS, Rejected, printable,
                       folder_entries, tar_entries, zip_entries)
 
 STUDENT_FILES = ("kernels.cu",)
+# Folders whose files are never the student's: the grader's skeletons
+# (grading/skeletons/ in a student copy), the solutions, version control,
+# build folders (build/, build-gpu/, builddir/), and backup copies of a
+# folder (labs.bak/, labs~/).
+IGNORED_FOLDERS = ("skeletons", "solutions", ".git", ".hg", ".svn")
+IGNORED_FOLDER_STARTS = ("build",)
+BACKUP_ENDS = (".bak", "~", ".orig", ".swp", ".old")
+# The report lists at most this many ignored files by name (then a count);
+# ignored folders are one line each, with the number of files in them.
+MAX_IGNORED_LISTED = 20
 
 
-def _lab_file(name, folders):
+def _parts(name):
+    return [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
+
+
+def _ignored_folder(parts):
+    """'grading/skeletons/' for the parts of a file under an ignored folder
+    (the first one), else None."""
+    for depth, part in enumerate(parts[:-1]):
+        if part in IGNORED_FOLDERS or part.startswith(IGNORED_FOLDER_STARTS) \
+                or part.endswith(BACKUP_ENDS):
+            return "/".join(parts[:depth + 1]) + "/"
+    return None
+
+
+def _lab_file(parts, folders):
     """'labs/00-vector-add/kernels.cu' or '00-vector-add/kernels.cu' (under
-    any single top folder too, as archives often have) -> (folder, file)."""
-    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
+    any top folders too, as archives often have) -> (folder, file)."""
     for start in range(len(parts)):
         rest = parts[start:]
         if rest[:1] == ["labs"]:
@@ -28,6 +61,28 @@ def _lab_file(name, folders):
         if len(rest) == 2 and rest[0] in folders and rest[1] in STUDENT_FILES:
             return rest[0], rest[1]
     return None
+
+
+class _Ignored:
+    """The ignored names, bounded for a repository of thousands of files:
+    each ignored folder once with its count, other files by name up to
+    MAX_IGNORED_LISTED."""
+
+    def __init__(self):
+        self.folders, self.files, self.more = {}, [], 0
+
+    def add(self, name, folder):
+        if folder:
+            self.folders[folder] = self.folders.get(folder, 0) + 1
+        elif len(self.files) < MAX_IGNORED_LISTED:
+            self.files.append(printable(name))
+        else:
+            self.more += 1
+
+    def listed(self):
+        folders = [f"{printable(folder)} ({count} file{'s' * (count != 1)})"
+                   for folder, count in self.folders.items()]
+        return folders + self.files + ([f"and {self.more} more files"] if self.more else [])
 
 
 def _check_name(name):
@@ -64,21 +119,28 @@ def _unreadable(path, e):
 def _select(entries, folders):
     """The student files among (name, reader) entries; a reader is called
     only for a file that is taken, at once (a tar is read as a stream)."""
-    files, ignored = {}, []
+    files, where, ignored = {}, {}, _Ignored()
     for count, (name, reader) in enumerate(entries, 1):
         if count > MAX_MEMBERS:
-            raise Rejected(f"more than {MAX_MEMBERS} files and folders in the submission")
+            raise Rejected(TOO_MANY)
         _check_name(name)
         if reader is None:   # a folder
             continue
-        key = _lab_file(name, folders)
+        parts = _parts(name)
+        folder = _ignored_folder(parts)
+        key = None if folder else _lab_file(parts, folders)
         if key is None:
-            ignored.append(printable(name))
+            ignored.add(name, folder)
             continue
-        if key in files:
-            raise Rejected(f"two copies of {key[0]}/{key[1]} in the submission")
-        files[key] = reader()
-    return files, ignored
+        data = reader()
+        if key not in files:
+            files[key], where[key] = data, name
+        elif files[key] == data:
+            ignored.add(f"{name} (the same as {where[key]})", None)
+        else:
+            raise Rejected(f"two different copies of {key[0]}/{key[1]} in the submission: "
+                           f"{where[key]} and {name} (keep one; a backup named *.bak is ignored)")
+    return files, ignored.listed()
 
 
 def _entries(path):

@@ -36,6 +36,22 @@ CASES = [
      "failed", "fail", True),
     ("incbin-rubric", *top('asm(".incbin \\"../../grading/rubric.toml\\"");'), "failed", "fail", True),
     ("asm-include", *top('asm(".include \\"/etc/passwd\\"");'), "failed", "fail", True),
+    # --- includes spelled around a text check (helper D2): the text check reads
+    # the file as the preprocessor does, the compiler's own list of included
+    # files is checked, and the compile's view has no device but /dev/null;
+    # each refused in seconds (tests/grader/test_grader.py include_view_problems
+    # checks the last two without the text check)
+    ("include-after-bom", WHOLE, "\ufeff#include \"/dev/ptmx\"\n", "failed", "fail", True),
+    ("include-after-nul", *top('\0#include "/dev/zero"'), "failed", "fail", True),
+    ("include-spliced-crlf", *top('#inc\\\r\nlude "/dev/ptmx"'), "failed", "fail", True),
+    ("include-splice-blank", *top('#include \\ \n"../../solutions/00-vector-add/kernels.cu"'),
+     "failed", "fail", True),
+    ("include-after-string-comment", *top('static const char *open_ = "/*";\n#include "/dev/ptmx"\n'
+                                          'static const char *close_ = "*/";'), "failed", "fail", True),
+    ("include-after-raw-string", *top('static const char *raw = R"x(" /* )x";\n#include "/proc/self/fd/1"'
+                                      '\n/* */'), "failed", "fail", True),
+    ("pragma-dependency", *top('_Pragma("GCC dependency \\"/dev/ptmx\\"")'), "failed", "fail", True),
+    ("incbin-joined-strings", *top('asm(".inc" /* joined */ "bin \\"/dev/zero\\"");'), "failed", "fail", True),
     # --- a library doing the lab's work: refused by name, and not in the compile's view
     ("library-thrust", BODY, "    thrust::transform(thrust::device, a, a + n, b, c, thrust::plus<float>());\n"
      "    return;\n" + BODY, "failed", "fail", True),

@@ -9,6 +9,7 @@ submissions (hostile.py) as a batch and checks every verdict.
 Prints the verdict table. --out DIR keeps the CSV and reports there."""
 import argparse
 import csv
+import glob
 import io
 import json
 import os
@@ -206,6 +207,54 @@ def library_view_problems(tmp):
         if (run["status"] == 0) != compiles:
             problems.append(f"library view: {name} {'failed' if compiles else 'compiled'}: "
                             f"{run['output'][-200:]}")
+    return problems
+
+
+# The include cases of hostile.py that the text check refuses: without it,
+# the compile's view and the compiler's list of included files must refuse
+# each as well, in seconds (a case must not cost the 180 s compile limit).
+INCLUDE_CASES = ("include-after-bom", "include-after-nul", "include-spliced-crlf",
+                 "include-splice-blank", "include-after-string-comment", "include-after-raw-string",
+                 "pragma-dependency", "incbin-joined-strings", "include-device-file",
+                 "include-absolute", "include-solutions")
+INCLUDE_SECONDS = 20
+
+
+def include_view_problems():
+    """hostile.py's include cases (INCLUDE_CASES) compiled with the text
+    check switched off: each fails in seconds; a file outside the include
+    folders that the compile's view holds (a licence text in /usr/share) is
+    refused by name; the reference still compiles."""
+    import time
+    import sandbox
+    import trees
+    if not sandbox.available()[0] or not shutil.which("nvcc"):
+        print("sandbox or nvcc not available here: the compile's view of includes is not checked")
+        return []
+    reference = open(os.path.join(ROOT, "solutions", LAB, "kernels.cu")).read()
+    cases = {case[0]: hostile.make(reference, case) for case in hostile.CASES if case[0] in INCLUDE_CASES}
+    licences = sorted(glob.glob("/usr/share/common-licenses/*"))[:1]
+    cases.update({"include-licence": f'#include "{path}"\n' + reference for path in licences})
+    cases["reference"] = reference
+    saved, trees.include_problems = trees.include_problems, lambda text, allowed: []
+    problems = []
+    try:
+        with trees.Workspace() as ws:
+            ws.configure([(LAB, "vector-add")])
+            for name, text in cases.items():
+                start = time.monotonic()
+                ok, message, _ = ws.compile_student(LAB, "vector-add", text.encode(), tag=name)
+                seconds = time.monotonic() - start
+                print(f"  without the text check: {name:30} {'compiles' if ok else 'refused'} "
+                      f"in {seconds:.1f} s")
+                if ok != (name == "reference"):
+                    problems.append(f"include view: {name} {'compiled' if ok else 'failed'}: {message[-300:]}")
+                elif name != "reference" and seconds > INCLUDE_SECONDS:
+                    problems.append(f"include view: {name} took {seconds:.0f} s to refuse")
+                elif name == "include-licence" and "the source includes" not in message:
+                    problems.append(f"include view: a licence text not refused by name: {message[-300:]}")
+    finally:
+        trees.include_problems = saved
     return problems
 
 
@@ -450,7 +499,8 @@ def main():
         rows.update({r["submission"]: r for r in csv.DictReader(open(path))})
     failures = (prerequisite_problems() + sanitizer_parse_problems() + timing_check_problems()
                 + time_budget_problems()
-                + sandbox_problems(base) + library_view_problems(base) + hidden_leak_problems()
+                + sandbox_problems(base) + library_view_problems(base) + include_view_problems()
+                + hidden_leak_problems()
                 + recording_copy_problems(base))
     leftovers = [n for n in os.listdir(tmp) if n.startswith(("wbgrade-", "wbtest-"))]
     if leftovers:
