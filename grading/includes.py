@@ -51,13 +51,21 @@ SPLICE = re.compile(r"(?:\\|\?\?/)[ \t\f\v]*$")
 # A directive's "#", and its digraph and trigraph spellings.
 HASH = r"[ \t\f\v]*(?:#|%:|\?\?=)[ \t\f\v]*"
 HEADER_NAME_NEXT = re.compile(HASH + r"(?:include_next|include|import|embed)[ \t\f\v]*$")
-IDENTIFIER = re.compile(r"[A-Za-z_$\x80-\U0010ffff][A-Za-z0-9_$\x80-\U0010ffff]*")
-# A preprocessing number, with C++14's digit separators (1'000: no character literal).
-NUMBER = re.compile(r"\.?[0-9](?:[eEpP][+-]|'[0-9A-Za-z_]|[0-9A-Za-z_.])*")
+DIRECTIVE = re.compile(HASH + r"(include_next|include|import|embed|pragma)\b\s*(.*)")
+# One token of the lexer (_Lexer), a run where the kind allows: a header
+# name is read only after #include, and never on a line over HEADER_LINE
+# characters (the check of each "<" stays short whatever the file).
+TOKEN = re.compile(r"""(?P<newline>\n)|(?P<blank>[ \t\f\v]+)|(?P<line_comment>//[^\n]*)
+    |(?P<block_comment>/\*)
+    |(?P<number>\.?[0-9](?:[eEpP][+-]|'[0-9A-Za-z_]|[0-9A-Za-z_.])*)
+    |(?P<word>[A-Za-z_$\x80-\U0010ffff][A-Za-z0-9_$\x80-\U0010ffff]*)
+    |(?P<quote>["'])|(?P<other>[^\s"'/.A-Za-z0-9_$\x80-\U0010ffff]+|.)""", re.X | re.S)
+QUOTED = {'"': re.compile(r'"(?:[^"\\\n]|\\.)*"?'), "'": re.compile(r"'(?:[^'\\\n]|\\.)*'?"),
+          "<": re.compile(r"<[^>\n]*>?")}
+HEADER_LINE = 300
 RAW_PREFIXES = ("R", "u8R", "uR", "UR", "LR")
 STRING_PREFIXES = ("u8", "u", "U", "L")
 RAW_START = re.compile(r'"([^ ()\\\t\v\f\n"]{0,16})\(')
-PRAGMA_CALL = re.compile(r"\b_Pragma\s*\(\s*(?:u8|u|U|L)?$")
 # The assembler's own includes: .incbin copies a file into the object,
 # .include assembles one (its errors quote the file's lines).
 ASSEMBLER_READS = re.compile(r"\.(incbin|include)\b", re.I)
@@ -76,7 +84,7 @@ def logical_lines(text):
     text = text.replace("\ufeff", " ").replace("\0", " ").replace("\r\n", "\n").replace("\r", "\n")
     lines, joined, spliced = [], "", 0
     for line in text.split("\n"):
-        splice = SPLICE.search(line)
+        splice = SPLICE.search(line) if line.rstrip(" \t\f\v").endswith(("\\", "??/")) else None
         if splice:
             joined += line[:splice.start()]
             spliced += 1
@@ -95,105 +103,97 @@ class _Lexer:
     literals (their line ends kept), so that the directives are the lines
     that start with "#"; and its string literals, the adjacent ones (which
     the compiler joins into one) joined, each with the line it starts on and
-    whether it is the argument of _Pragma."""
+    whether it is the argument of _Pragma. Linear in the file's length."""
 
     def __init__(self, text):
         self.text, self.at, self.line = text, 0, 1
-        self.code, self.current = [], ""         # finished lines, the line being read
-        self.literals = []                        # [line, body, in _Pragma]
-        self.joinable = False                     # only blanks since the last literal
+        self.code = []                      # the finished lines
+        self.pieces, self.width = [], 0     # the line being read
+        self.literals = []                  # [line, body, in _Pragma]
+        self.joinable = False               # only blanks since the last literal
+        self.last = ("", "")                # the last two tokens that are not blanks
 
     def run(self):
         text = self.text
         while self.at < len(text):
-            c, two = text[self.at], text[self.at:self.at + 2]
-            if c == "\n":
+            if text[self.at] == "<" and self._after_include():   # a header name
+                self._code(QUOTED["<"].match(text, self.at).group(0))
+                continue
+            token = TOKEN.match(text, self.at)
+            kind, value = token.lastgroup, token.group(0)
+            if kind == "newline":
                 self._newline()
                 self.at += 1
-            elif two == "//":
-                end = text.find("\n", self.at)
-                self.at = len(text) if end < 0 else end
-                self.current += " "
-            elif two == "/*":
+            elif kind == "line_comment":
+                self._code(" ", width=len(value))
+            elif kind == "block_comment":
                 end = text.find("*/", self.at + 2)
                 end = len(text) if end < 0 else end + 2
                 for _ in range(text.count("\n", self.at, end)):
                     self._newline()
-                self.current += " "
-                self.at = end
-            elif c == "<" and HEADER_NAME_NEXT.match(self.current):
-                self._code(self._until(">"))
-            elif c in "\"'":
-                self._quoted(c, "")
-            elif NUMBER.match(text, self.at):
-                self._code(NUMBER.match(text, self.at).group(0))
-            elif IDENTIFIER.match(text, self.at):
-                word = IDENTIFIER.match(text, self.at).group(0)
-                after = text[self.at + len(word):self.at + len(word) + 1]
-                self.at += len(word)
-                if word in RAW_PREFIXES and RAW_START.match(text, self.at):
-                    self._raw(word)
-                elif word in STRING_PREFIXES and after in "\"'" and after:
-                    self._quoted(after, word)
-                else:
-                    self._code(word, advance=False)
+                self._code(" ", width=end - self.at)
+            elif kind == "quote":
+                self._quoted(value, "")
+            elif kind == "word" and value in RAW_PREFIXES and RAW_START.match(text, token.end()):
+                self.at = token.end()
+                self._raw(value)
+            elif kind == "word" and value in STRING_PREFIXES and text[token.end():token.end() + 1] in ('"', "'"):
+                self.at = token.end()
+                self._quoted(text[self.at], value)
             else:
-                self._code(c)
+                self._code(value)
         self._newline()
         return self.code, self.literals
 
+    def _after_include(self):
+        return self.width < HEADER_LINE and HEADER_NAME_NEXT.match("".join(self.pieces))
+
     def _newline(self):
-        self.code.append(self.current)
-        self.current = ""
+        self.code.append("".join(self.pieces))
+        self.pieces, self.width = [], 0
         self.line += 1
 
-    def _code(self, token, advance=True):
-        self.current += token
-        if advance:
-            self.at += len(token)
+    def _code(self, token, width=None):
+        """Adds token to the line and moves past width characters of the
+        text (the token's own length unless it stands for a comment)."""
+        self.pieces.append(token)
+        self.width += len(token)
+        self.at += len(token) if width is None else width
         if token.strip():
             self.joinable = False
-
-    def _until(self, close):
-        """The text from here to close (included) or to the line's end."""
-        end = self.at + 1
-        while end < len(self.text) and self.text[end] not in close + "\n":
-            end += 2 if self.text[end] == "\\" and close != ">" else 1
-        return self.text[self.at:min(end + 1, len(self.text))].rstrip("\n")
+            self.last = (self.last[1], token)
 
     def _quoted(self, quote, prefix):
-        before, line = self.current, self.line
-        token = self._until(quote)
-        self.current += prefix + token
-        self.at += len(token)
-        if quote == "'":
-            self.joinable = False
-            return
-        closed = len(token) > 1 and token.endswith('"')
-        self._literal(token[1:-1] if closed else token[1:], line, before)
+        in_pragma = self.last == ("_Pragma", "(")
+        token = QUOTED[quote].match(self.text, self.at).group(0)
+        line = self.line
+        self._code(prefix + token, width=len(token))
+        if quote == '"':
+            closed = len(token) > 1 and token.endswith('"')
+            self._literal(token[1:-1] if closed else token[1:], line, in_pragma)
 
     def _raw(self, prefix):
-        before, line = self.current, self.line
+        in_pragma, line = self.last == ("_Pragma", "("), self.line
         delimiter = RAW_START.match(self.text, self.at).group(1)
         close = ")" + delimiter + '"'
         start = self.at + len(delimiter) + 2
         end = self.text.find(close, start)
         end = len(self.text) if end < 0 else end
         body = self.text[start:end]
-        self.current += f'{prefix}"{delimiter}('
+        self._code(f'{prefix}"{delimiter}(', width=0)
         for _ in range(body.count("\n")):
             self._newline()
-        self.current += close
+        self._code(close, width=0)
         self.at = end + len(close)
-        self._literal(body, line, before)
+        self._literal(body, line, in_pragma)
 
-    def _literal(self, body, line, before):
+    def _literal(self, body, line, in_pragma):
         """A string literal's body: joined to the last one when only blanks
         and comments stand between them, as the compiler joins them."""
         if self.joinable and self.literals:
             self.literals[-1][1] += body
         else:
-            self.literals.append([line, body, bool(PRAGMA_CALL.search(before))])
+            self.literals.append([line, body, in_pragma])
         self.joinable = True
 
 
@@ -226,7 +226,7 @@ def include_problems(text, allowed):
 
 
 def _directive_problems(number, line, allowed):
-    m = re.match(HASH + r"(include_next|include|import|embed|pragma)\b\s*(.*)", line)
+    m = DIRECTIVE.match(line) if "#" in line or "%:" in line or "??=" in line else None
     if not m:
         return []
     directive, rest = m.group(1), m.group(2).strip()

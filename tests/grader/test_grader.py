@@ -65,6 +65,18 @@ def make_submissions(base, gpu):
         info = tarfile.TarInfo(f"{LAB}/kernels.cu")
         info.size = len(data)
         t.addfile(info, io.BytesIO(data))
+    # The whole student copy (workbook release) zipped with lab 00 solved:
+    # its grading/skeletons/ and other files are ignored, lab 00 is graded.
+    copy = os.path.join(base, "..", "student-copy")
+    subprocess.run(WORKBOOK + ["release", "--out", copy], stdout=subprocess.DEVNULL, check=True)
+    with zipfile.ZipFile(os.path.join(base, "whole-student-copy.zip"), "w") as z:
+        for top, _, names in os.walk(copy):
+            for name in names:
+                path = os.path.join(top, name)
+                if os.path.relpath(path, copy) != f"labs/{LAB}/kernels.cu":
+                    z.write(path, os.path.join("my-workbook", os.path.relpath(path, copy)))
+        z.writestr(f"my-workbook/labs/{LAB}/kernels.cu", reference)
+    expected["whole-student-copy.zip"] = ("ok", "pass")
     expected["reference-zip.zip"] = ("ok", "pass")
     expected["reference-tar.tar.gz"] = ("ok", "pass")
     # Hostile archives and folders: refused as a whole.

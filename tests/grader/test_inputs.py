@@ -9,6 +9,11 @@ child process under a strict UTF-8 locale (LC_ALL=C.UTF-8,
 PYTHONIOENCODING=utf-8) and under LC_ALL=C, printing what it got as the
 grader would.
 
+Whole copies: a student copy made by `workbook release` with lab 00
+solved, zipped, and a repository tarball with build folders, .git and
+backups: each lab's labs/NN/kernels.cu is read, the rest listed as ignored
+by folder; two different copies of a lab are refused.
+
 Reports: a made-up report full of control characters, lone surrogates,
 NaN and infinity is written by reports.write_all; the JUnit XML must parse,
 the JSON parse strictly (no NaN, Infinity), results.json validate, the CSV
@@ -172,7 +177,7 @@ def hostile():
         "symlink.tar.gz": gzip.compress(tar_bytes([(KERNEL, tarfile.SYMTYPE.decode())])),
         "hardlink.tar": tar_bytes([(KERNEL, tarfile.LNKTYPE.decode())]),
         "fifo.tar": tar_bytes([(f"{LAB}/pipe", tarfile.FIFOTYPE.decode())]),
-        "two-copies.zip": bytes(zip_bytes([(KERNEL, kernel), (f"x/{LAB}/kernels.cu", kernel)])),
+        "two-different-copies.zip": bytes(zip_bytes([(KERNEL, kernel), (f"{LAB}/kernels.cu", b"x")])),
         # counts
         "many-members.tar.gz": gzip.compress(
             tar_bytes([(f"f{i}", b"") for i in range(submission.MAX_MEMBERS + 1)])),
@@ -297,6 +302,72 @@ def check_archives(base):
             elif name in good and r["ignored"] != good[name][1]:
                 problems.append(f"[{where}] {name}: ignored {r['ignored']}")
     return problems, slowest
+
+
+# ----------------------------------------------------------- whole copies
+def whole_copy_problems(base):
+    """A whole student copy (grading/workbook release) zipped with lab 00
+    solved, and a repository tarball with build folders, .git and backups:
+    every lab's file is labs/NN/kernels.cu, the grader's skeletons, the
+    solutions, build folders and backups are ignored and listed by folder;
+    two different copies of a lab refuse the submission, identical ones do
+    not."""
+    copy = os.path.join(base, "student-copy")
+    subprocess.run([os.path.join(ROOT, "grading", "workbook"), "release", "--out", copy],
+                   stdout=subprocess.DEVNULL, check=True)
+    solved = open(os.path.join(ROOT, "solutions", LAB, "kernels.cu"), "rb").read()
+    folders = sorted(f for f in os.listdir(os.path.join(copy, "labs")) if f[:2].isdigit())
+    members = {}
+    for top, _, names in os.walk(copy):
+        for name in names:
+            path = os.path.join(top, name)
+            members[os.path.relpath(path, base)] = open(path, "rb").read()
+    members[f"student-copy/{KERNEL}"] = solved
+    repository = {f"workbook/{name.split('/', 1)[1]}": data for name, data in members.items()
+                  if "/grading/skeletons/" not in name}
+    repository.update({f"workbook/solutions/{LAB}/kernels.cu": solved,
+                       f"workbook/build/{LAB}/kernels.cu": b"generated",
+                       f"workbook/build-gpu/vector-add.p/kernels.cu.o": b"\x7fELF",
+                       "workbook/.git/HEAD": b"ref: refs/heads/main\n",
+                       f"workbook/{KERNEL}.bak": b"old", f"workbook/{KERNEL}~": b"older",
+                       f"workbook/labs.orig/{LAB}/kernels.cu": b"oldest"})
+    cases = {  # name: (bytes, the folders ignored by folder, rejected?)
+        "student-copy.zip": (bytes(zip_bytes(sorted(members.items()))),
+                             ["student-copy/grading/skeletons/ (11 files)"], False),
+        "repository.tar.gz": (gzip.compress(tar_bytes(sorted(repository.items()))),
+                              ["workbook/.git/ (1 file)", "workbook/build-gpu/ (1 file)",
+                               "workbook/build/ (1 file)", "workbook/labs.orig/ (1 file)",
+                               "workbook/solutions/ (1 file)"], False),
+        "same-twice.zip": (bytes(zip_bytes([(KERNEL, solved), (f"{LAB}/kernels.cu", solved)])), [], False),
+        "two-different.tar": (tar_bytes([(KERNEL, solved), (f"old/{KERNEL}", b"other")]), [], True),
+    }
+    problems = []
+    for name, (data, ignored_folders, rejected) in cases.items():
+        path = os.path.join(base, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        start = time.monotonic()
+        try:
+            files, ignored = submission.read(path, folders)
+        except submission.Rejected as e:
+            if not rejected or "two different copies" not in str(e):
+                problems.append(f"{name}: rejected: {e}")
+            continue
+        seconds = time.monotonic() - start
+        print(f"  {name:20} read in {seconds:.3f} s, ignored: {ignored[:8]}")
+        if rejected:
+            problems.append(f"{name}: not rejected")
+        elif files.get((LAB, "kernels.cu")) != solved:
+            problems.append(f"{name}: lab 00 is not the solved labs/{LAB}/kernels.cu")
+        elif name != "same-twice.zip" and sorted(f for f, _ in files) != folders:
+            problems.append(f"{name}: read {sorted(files)}, not every lab")
+        elif sorted(i for i in ignored if i.endswith(("file)", "files)"))) != ignored_folders:
+            problems.append(f"{name}: ignored folders {ignored}")
+        elif len(ignored) > submission.MAX_IGNORED_LISTED + len(ignored_folders) + 1:
+            problems.append(f"{name}: {len(ignored)} ignored names listed (not bounded)")
+        elif seconds > TIME_LIMIT:
+            problems.append(f"{name}: took {seconds:.1f} s")
+    return problems
 
 
 # ---------------------------------------------------------------- reports
@@ -429,7 +500,7 @@ def main():
     try:
         start = time.monotonic()
         problems, slowest = check_archives(base)
-        problems += check_reports(base) + check_grade(base)
+        problems += whole_copy_problems(base) + check_reports(base) + check_grade(base)
         print(f"slowest read {slowest:.3f} s (limit {TIME_LIMIT} s); "
               f"the whole test {time.monotonic() - start:.1f} s")
     finally:
