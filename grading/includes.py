@@ -109,7 +109,7 @@ class _Lexer:
         self.text, self.at, self.line = text, 0, 1
         self.code = []                      # the finished lines
         self.pieces, self.width = [], 0     # the line being read
-        self.literals = []                  # [line, body, in _Pragma]
+        self.literals = []                  # (line, [pieces of the body], in _Pragma)
         self.joinable = False               # only blanks since the last literal
         self.last = ("", "")                # the last two tokens that are not blanks
 
@@ -164,16 +164,15 @@ class _Lexer:
             self.last = (self.last[1], token)
 
     def _quoted(self, quote, prefix):
-        in_pragma = self.last == ("_Pragma", "(")
+        opening = self._literal_start()
         token = QUOTED[quote].match(self.text, self.at).group(0)
-        line = self.line
         self._code(prefix + token, width=len(token))
         if quote == '"':
             closed = len(token) > 1 and token.endswith('"')
-            self._literal(token[1:-1] if closed else token[1:], line, in_pragma)
+            self._literal(token[1:-1] if closed else token[1:], *opening)
 
     def _raw(self, prefix):
-        in_pragma, line = self.last == ("_Pragma", "("), self.line
+        opening = self._literal_start()
         delimiter = RAW_START.match(self.text, self.at).group(1)
         close = ")" + delimiter + '"'
         start = self.at + len(delimiter) + 2
@@ -185,15 +184,20 @@ class _Lexer:
             self._newline()
         self._code(close, width=0)
         self.at = end + len(close)
-        self._literal(body, line, in_pragma)
+        self._literal(body, *opening)
 
-    def _literal(self, body, line, in_pragma):
+    def _literal_start(self):
+        """What a literal starting here needs to know before it is read: its
+        line, whether it follows "_Pragma (", whether it joins the last one."""
+        return self.line, self.last == ("_Pragma", "("), self.joinable
+
+    def _literal(self, body, line, in_pragma, joins):
         """A string literal's body: joined to the last one when only blanks
         and comments stand between them, as the compiler joins them."""
-        if self.joinable and self.literals:
-            self.literals[-1][1] += body
+        if joins and self.literals:
+            self.literals[-1][1].append(body)
         else:
-            self.literals.append([line, body, in_pragma])
+            self.literals.append((line, [body], in_pragma))
         self.joinable = True
 
 
@@ -214,7 +218,8 @@ def include_problems(text, allowed):
         directive = ASSEMBLER_READS_IN_CODE.search(line)
         if directive:
             assembler.setdefault(number, directive.group(1))
-    for number, body, in_pragma in literals:
+    for number, pieces, in_pragma in literals:
+        body = "".join(pieces)
         if in_pragma:
             problems += _pragma_problems(number, body.replace('\\"', '"').replace("\\\\", "\\"))
         directive = ASSEMBLER_READS.search(body)

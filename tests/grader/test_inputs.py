@@ -14,6 +14,11 @@ solved, zipped, and a repository tarball with build folders, .git and
 backups: each lab's labs/NN/kernels.cu is read, the rest listed as ignored
 by folder; two different copies of a lab are refused.
 
+The include check (includes.include_problems): spellings that hide an
+include from a text check (a byte-order mark, NUL, CR and CRLF splices,
+comment openers in strings, raw strings, _Pragma, joined asm strings) are
+refused, honest code passes, and 1 MiB of any shape is checked in seconds.
+
 Reports: a made-up report full of control characters, lone surrogates,
 NaN and infinity is written by reports.write_all; the JUnit XML must parse,
 the JSON parse strictly (no NaN, Infinity), results.json validate, the CSV
@@ -370,6 +375,61 @@ def whole_copy_problems(base):
     return problems
 
 
+# ---------------------------------------------------------- include check
+# (text, refused?): spellings that hide an include, a file read or a
+# pragma from a check of the text, and honest code that must pass.
+INCLUDE_TEXTS = [
+    ('\ufeff#include "/dev/ptmx"\n', True),
+    ('int x;\n\0#include "/dev/ptmx"\n', True),
+    ('#inc\\\r\nlude "/dev/ptmx"\r\n', True),
+    ('#inc\\\rlude "/dev/ptmx"\r', True),
+    ('#include \\ \t\n"/dev/zero"\n', True),
+    ('??=include ??/\n"/dev/ptmx"\n', True),
+    ('%: /* a comment */ include "/dev/ptmx"\n', True),
+    ('const char *s = "/*";\n#include "/dev/ptmx"\nconst char *t = "*/";\n', True),
+    ("char c = '\"'; /* x */\n#include \"/dev/ptmx\"\n", True),
+    ('auto s = R"x(" /* )x";\n#include "../../solutions/00-vector-add/kernels.cu"\n/* */\n', True),
+    ('#include </*x>\n#include "/dev/ptmx"\n*/\n', True),
+    ('int n = 1\'000\'000; // it\'s\n#include "/dev/ptmx"\n', True),
+    ('_Pragma("GCC dependency \\"/dev/ptmx\\"")\n', True),
+    ('_Pragma /* x */ (u8R"(GCC dependency "/dev/ptmx")")\n', True),
+    ('#pragma GCC dependency "/dev/ptmx"\n', True),
+    ('asm(".inc" "bin \\"/dev/zero\\"");\n', True),
+    ('asm(".in" /* joined */\n    "clude \\"/etc/passwd\\"");\n', True),
+    ('asm(R"(.incbin "/dev/zero")");\n', True),
+    ('#define TEXT(x) #x\nasm(TEXT(.incbin "/dev/zero"));\n', True),
+    ('#include "lab.h"\r\n#include <stdio.h>\r\n', False),
+    ('\ufeff#include <cuda/atomic>\n#include <sys//types.h>\n', False),
+    ('const char *url = "http://x/*"; /* a */\n#include "lab.h"\n', False),
+    ('const char *doc = R"(\n#include "/dev/ptmx"\n)";\n', False),
+    ('struct S { int include; } s;\nint f() { return s.include; }\n', False),
+    ('#pragma unroll\n#pragma once\nprintf("%s", ".in" "c");\n', False),
+    ('int a = 1 << 2; // <- not a header\n', False),
+]
+# Each text of this shape and size (a submission's file is at most 1 MiB)
+# must be checked in under INCLUDE_CHECK_S: the check is linear.
+INCLUDE_WORST = {"words": "abc " * (1 << 18), "newlines": "\n" * (1 << 20),
+                 "strings": '"a" ' * (1 << 18), "comments": "/**/" * (1 << 18)}
+INCLUDE_CHECK_S = 15
+
+
+def include_check_problems():
+    import includes
+    problems = []
+    for text, refused in INCLUDE_TEXTS:
+        found = includes.include_problems(text, {"lab.h"})
+        if bool(found) != refused:
+            problems.append(f"include check: {text!r}: {found or 'passed'}")
+    for name, text in INCLUDE_WORST.items():
+        start = time.monotonic()
+        includes.include_problems(text, {"lab.h"})
+        seconds = time.monotonic() - start
+        print(f"  include check of 1 MiB of {name}: {seconds:.2f} s")
+        if seconds > INCLUDE_CHECK_S:
+            problems.append(f"include check: 1 MiB of {name} took {seconds:.0f} s")
+    return problems
+
+
 # ---------------------------------------------------------------- reports
 def nasty_report():
     """A report as the grader could make it from hostile output and timings."""
@@ -500,7 +560,8 @@ def main():
     try:
         start = time.monotonic()
         problems, slowest = check_archives(base)
-        problems += whole_copy_problems(base) + check_reports(base) + check_grade(base)
+        problems += (whole_copy_problems(base) + include_check_problems() + check_reports(base)
+                     + check_grade(base))
         print(f"slowest read {slowest:.3f} s (limit {TIME_LIMIT} s); "
               f"the whole test {time.monotonic() - start:.1f} s")
     finally:
