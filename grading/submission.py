@@ -65,16 +65,16 @@ def _lab_file(parts, folders):
 
 class _Ignored:
     """The ignored names, bounded for a repository of thousands of files:
-    each ignored folder once with its count, other files by name up to
-    MAX_IGNORED_LISTED."""
+    each ignored folder once with its count, other files by name, up to
+    MAX_IGNORED_LISTED of each; the rest counted."""
 
     def __init__(self):
         self.folders, self.files, self.more = {}, [], 0
 
     def add(self, name, folder):
-        if folder:
+        if folder and (folder in self.folders or len(self.folders) < MAX_IGNORED_LISTED):
             self.folders[folder] = self.folders.get(folder, 0) + 1
-        elif len(self.files) < MAX_IGNORED_LISTED:
+        elif not folder and len(self.files) < MAX_IGNORED_LISTED:
             self.files.append(printable(name))
         else:
             self.more += 1

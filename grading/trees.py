@@ -7,10 +7,12 @@ submission's code never runs there and never sees it.
 
 The student's kernels.cu is compiled inside a sandbox whose view holds
 only what that compile needs: the system's compiler and CUDA toolkit, the
-lab's headers, common/'s headers and library sources, /dev/null as its only
-device (no /proc), and the student's file itself, bound at the path of the skeleton so that the compile command
-is Meson's own. Not test.c (with its hidden tests), not solutions/, not the
-rubric, not other labs. The object it makes is checked (objcheck.py), then
+lab's headers, common/'s headers and library sources, /dev/null as its
+only device (no /proc), and the student's file itself, bound at the path
+of the skeleton so that the compile command is Meson's own. Not test.c
+(with its hidden tests), not solutions/, not the rubric, not other labs.
+Before the compile, the compiler's own list of the files the source
+includes (-M) is checked (includes.py). The object it makes is checked (objcheck.py), then
 linked with the trusted test object into the student's test binary.
 """
 import json
