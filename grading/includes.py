@@ -71,6 +71,9 @@ RAW_START = re.compile(r'"([^ ()\\\t\v\f\n"]{0,16})\(')
 ASSEMBLER_READS = re.compile(r"\.(incbin|include)\b", re.I)
 # The same in code (a macro that stringizes it), not after a name (x.include()).
 ASSEMBLER_READS_IN_CODE = re.compile(r"(?<![\w)\]])\.(incbin|include)\b", re.I)
+# Source files: <kernels.cu> is the file itself (the lab's folder is on the
+# include path), twice per level an include that never ends.
+SOURCE_ENDS = (".cu", ".c", ".cc", ".cpp", ".cxx")
 # #pragma GCC dependency opens the file it names.
 PRAGMA_READS = re.compile(r"\s*GCC\s+dependency\b")
 
@@ -248,6 +251,9 @@ def _directive_problems(number, line, allowed):
                 "(an absolute path or ..)"]
     if library_header(name):
         return [f"line {number}: #include {rest[:80]} {LIBRARY_REFUSED}"]
+    if name.endswith(SOURCE_ENDS):
+        return [f"line {number}: #include {rest[:80]}: a source file, not a header (a lab's "
+                "kernels.cu, the tests or the solutions are not included)"]
     if target.group(1) is not None and name not in allowed:
         return [f"line {number}: #include \"{name}\": only the lab's and common/'s headers can "
                 f"be included with quotes ({', '.join(sorted(allowed))})"]

@@ -190,7 +190,7 @@ class Workspace:
         run = self._run_compiler(command + " -M", view, DEPENDENCY_WALL_S)
         if run["status"] is None:
             return [f"the preprocessor ran past {DEPENDENCY_WALL_S} s and was stopped "
-                    "(an include of a file that never ends?)"]
+                    "(an include of a file that never ends, or of the file itself?)"]
         if run["status"] != 0 or not os.path.isfile(obj):
             return [run["output"] or "the compiler's list of included files failed"]
         with open(obj, encoding="utf-8", errors="replace") as f:

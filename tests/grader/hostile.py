@@ -51,6 +51,9 @@ CASES = [
     ("include-after-raw-string", *top('static const char *raw = R"x(" /* )x";\n#include "/proc/self/fd/1"'
                                       '\n/* */'), "failed", "fail", True),
     ("pragma-dependency", *top('_Pragma("GCC dependency \\"/dev/ptmx\\"")'), "failed", "fail", True),
+    # twice per level: 2^60 includes, stopped by the -M pass's 30 s without the text check
+    ("include-itself", *top("#if __INCLUDE_LEVEL__ < 60\n#include <kernels.cu>\n#include <kernels.cu>\n#endif"),
+     "failed", "fail", True),
     ("incbin-joined-strings", *top('asm(".inc" /* joined */ "bin \\"/dev/zero\\"");'), "failed", "fail", True),
     # --- a library doing the lab's work: refused by name, and not in the compile's view
     ("library-thrust", BODY, "    thrust::transform(thrust::device, a, a + n, b, c, thrust::plus<float>());\n"
