@@ -11,9 +11,13 @@ the process the tests run in before or around any test (grading/README.md,
 
 - interposition: a definition, strong or weak, that the test, Criterion,
   libc, libstdc++, libgcc or the CUDA runtime would bind to: a C-linkage
-  symbol other than the lab's entry points (memcmp, __fprintf_chk,
-  cudaGetLastError, wb_rel_error, main, __cxa_*, _Unwind_*, the launch
-  counter's __wrap_*); a global operator new or delete (_Znwm, _ZdlPv, their
+  symbol, other than the lab's entry points, that the test process already
+  knows (the reference test binary's symbols and those of the shared
+  libraries it loads: memcmp, __fprintf_chk, cudaMemGetInfo, wb_rel_error,
+  main) or that is the implementation's (a leading underscore: __cxa_*,
+  _Unwind_*, the launch counter's __wrap_*), while a global variable or an
+  extern "C" helper of a name of its own binds to nothing and passes; a
+  global operator new or delete (_Znwm, _ZdlPv, their
   array, nothrow and aligned forms: libstdc++ allocates through them); a
   symbol libstdc++ exports or one of namespace std, __gnu_cxx or
   __cxxabiv1, unless it is the compiler's own inline copy of header code (a
@@ -187,6 +191,26 @@ class Layout:
 
 
 @functools.lru_cache(maxsize=None)
+def process_names(reference):
+    """Every global name the lab's test process binds: the reference test
+    binary's own (the test, the workbook's libraries, the start-up files)
+    and those, defined or imported, of each shared library it loads (libc,
+    libstdc++, the CUDA runtime, Criterion and theirs). The binary is
+    Meson's, beside its object folder (NAME.p/kernels.cu.o); None where it
+    is not there."""
+    folder = os.path.dirname(reference)
+    binary = folder[:-len(".p")]
+    if not folder.endswith(".p") or not os.path.isfile(binary):
+        return None
+    names = set(_nm(binary, "-g"))
+    for line in _lines(["ldd", binary]):
+        library = re.search(r"=>\s+(/\S+)", line)
+        if library:
+            names |= set(_nm(library.group(1), "-D"))
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=None)
 def libstdcxx_exports():
     """The C++ names libstdc++ exports (what it binds to, inside and out);
     empty where g++ does not say where libstdc++.so is."""
@@ -242,12 +266,18 @@ def _problems(student, reference):
     layout = Layout(student)
 
     inline_copies = layout.comdat_weak()
+    # A C-linkage name binds when the process knows it already, or when it
+    # is the implementation's (a leading underscore: the C++ ABI, the
+    # unwinder, the linker's --wrap names); without the reference binary,
+    # every one but the entry points.
+    known = process_names(reference)
     c_linkage = {s for s in defined if not s.startswith("_Z") and s not in entry_points
-                 and not (s.startswith(EXCEPTION_POINTER) and s in inline_copies)}
+                 and not (s.startswith(EXCEPTION_POINTER) and s in inline_copies)
+                 and (known is None or s in known or s.startswith("_"))}
     if c_linkage:
-        found.append("defines C-linkage symbols that are not this lab's entry points, which the test, "
-                     "the C library or the CUDA runtime would bind to (make a helper static, or leave "
-                     "it C++): " + _listed(c_linkage))
+        found.append("defines C-linkage symbols that the test, its libraries or the CUDA runtime "
+                     "define or call too, and would bind to the submission's (rename them, make "
+                     "them static, or leave them C++): " + _listed(c_linkage))
     new_delete = {s for s in defined if NEW_DELETE.match(s)}
     if new_delete:
         found.append("replaces the global operator new or delete, which the whole test process "

@@ -438,8 +438,27 @@ void vector_add(const float *a, const float *b, float *c, int n, int block_size)
 }
 """),
     # --- styles of writing C
-    # The entry point in an extern "C" block, as C programmers write headers.
-    ("extern-c-block", HEAD + KERNEL + 'extern "C" {\n' + launch("CUDA_CHECK_LAUNCH()") + "}\n"),
+    # The entry point in an extern "C" block, as C programmers write headers,
+    # with a helper and a global variable of C linkage and names of their own.
+    ("extern-c-block", HEAD + KERNEL + """
+extern "C" {
+long vector_add_launches = 0;
+
+int vector_add_blocks(int n, int block_size)
+{
+    return (n + block_size - 1) / block_size;
+}
+
+void vector_add(const float *a, const float *b, float *c, int n, int block_size)
+{
+    if (n == 0)
+        return;
+    vector_add_launches++;
+    vector_add_kernel<<<vector_add_blocks(n, block_size), block_size>>>(a, b, c, n);
+    CUDA_CHECK_LAUNCH();
+}
+}
+"""),
     # K&R-ish C: braces on their own lines, unsigned ints, pointer-to-const
     # spelled out, a static helper, only C's stdio.
     ("k-and-r-c", "#include <stdio.h>\n#include <stdlib.h>\n" + HEAD + """
