@@ -17,9 +17,8 @@ the process the tests run in before or around any test (grading/README.md,
   main) or that is the implementation's (a leading underscore: __cxa_*,
   _Unwind_*, the launch counter's __wrap_*), while a global variable or an
   extern "C" helper of a name of its own binds to nothing and passes; a
-  global operator new or delete (_Znwm, _ZdlPv, their
-  array, nothrow and aligned forms: libstdc++ allocates through them); a
-  symbol libstdc++ exports or one of namespace std, __gnu_cxx or
+  global operator new or delete (_Znwm, _ZdlPv, their array, nothrow and
+  aligned forms: libstdc++ allocates through them); a symbol libstdc++ exports or one of namespace std, __gnu_cxx or
   __cxxabiv1, unless it is the compiler's own inline copy of header code (a
   weak definition in a COMDAT group, as `std::endl` makes of
   `std::ctype<char>::do_widen`); a GNU indirect function (its resolver runs

@@ -9,6 +9,8 @@ build status of the lab ("ok", "failed": does not compile or link,
 but not all performance points), and cpu: True when the CPU half checks
 it too (CI, without a GPU): a verdict decided before any test runs, or one
 a CPU reaches as well (a process that hangs before its tests start).
+STATIC_CASES (the static check's, issue 38 item 6) have cpu False: the CPU
+half compiles and checks them directly (test_grader.static_check_problems).
 """
 
 BODY = "    int blocks = (n + block_size - 1) / block_size;"
