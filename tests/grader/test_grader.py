@@ -255,15 +255,16 @@ def recording_copy_problems(tmp):
     return []
 
 
-# A constructor that prints every string of its own executable that holds
-# NEEDLE (found from the ELF header below its code, no call outside the
-# allow list): lab 00's hidden test is stage0_n_zero_launches_nothing.
+# A namespace-scope object whose constructor prints every string of its own
+# executable that holds NEEDLE (found from the ELF header below its code, no
+# call the static check refuses): lab 00's hidden test is
+# stage0_n_zero_launches_nothing.
 LEAK = r"""
 #include <elf.h>
 #include <stdio.h>
 #include <string.h>
 #define NEEDLE "n_zero_launches"
-__attribute__((constructor)) static void leak(void)
+static void leak(void)
 {
     unsigned long page = (unsigned long)&leak & ~4095UL;
     while (memcmp((const void *)page, "\x7f" "ELF", 4) != 0)
@@ -285,6 +286,7 @@ __attribute__((constructor)) static void leak(void)
             }
     }
 }
+static struct Leak { Leak() { leak(); } } leak_at_start;
 """
 
 
