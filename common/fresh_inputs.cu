@@ -9,6 +9,7 @@
  * did.
  */
 #include <cuda_runtime.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,4 +129,19 @@ extern "C" void wb_fetch_sample(void *got, void *own, const void *device, size_t
     if (own)
         memcpy(own, got, bytes);
     wb_observe(what, got, bytes);
+}
+
+extern "C" void wb_timed_call_label(char *what, size_t capacity, int run, int runs, int call,
+                                    int calls, const char *output)
+{
+    snprintf(what, capacity, "timed run %d of %d, call %d of %d: %s", run + 1, runs, call + 1,
+             calls, output);
+}
+
+extern "C" const char *wb_timed_call_mistake(bool never_written)
+{
+    return never_written
+        ? "never written: each timed run must make every call, each on its own inputs"
+        : "not from this run's inputs: each call must compute its result from its own inputs "
+          "when it is made, never reuse an earlier result";
 }

@@ -158,6 +158,16 @@ size_t wb_sample_positions(size_t *positions, size_t count, size_t n, uint64_t s
 void wb_fetch_sample(void *got, void *own, const void *device, size_t element_bytes,
                      const size_t *positions, size_t count, const char *what);
 
+/* The label of call `call` of timed run `run` (both counted from 0), for
+ * its observation and messages: "timed run 3 of 10, call 5 of 64: out". */
+void wb_timed_call_label(char *what, size_t capacity, int run, int runs, int call, int calls,
+                         const char *output);
+
+/* Why a timed call's result is wrong, for the end of its failure message:
+ * an output never written (a call skipped), or one that is not from this
+ * run's inputs (a result reused). */
+const char *wb_timed_call_mistake(bool never_written);
+
 /* The time that a performance grade uses. bytes and flops: the work one
  * repetition does (DRAM bytes read + written, floating-point operations),
  * from which the judge computes the least time this work can take on this

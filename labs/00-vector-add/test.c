@@ -188,8 +188,7 @@ static void check_timed_run(void *context, int repetition)
     timed_sets *t = context;
     for (int k = 0; k < t->calls; k++) {
         char what[96];
-        snprintf(what, sizeof what, "timed run %d of %d, call %d of %d: c", repetition + 1,
-                 TIMED_RUNS, k + 1, t->calls);
+        wb_timed_call_label(what, sizeof what, repetition, TIMED_RUNS, k, t->calls, "c");
         size_t count = wb_sample_positions(t->positions, CHECKED_PER_CALL, TIMED_N,
                                            t->seed_a[k] ^ t->seed_b[k]);
         wb_fetch_sample(t->got, NULL, t->c[k], sizeof(float), t->positions, count, what);
@@ -200,11 +199,7 @@ static void check_timed_run(void *context, int repetition)
             cr_assert(t->got[j] == expected,
                       "%s[%zu] = %g, expected %g: %s " WB_SEED_HINT, what, i, t->got[j],
                       expected,
-                      unwritten(t->got[j])
-                          ? "never written: each timed run must make every call, each on its "
-                            "own inputs"
-                          : "not the sum of this run's inputs: each call must compute its c "
-                            "from a and b when it is made, never reuse an earlier result",
+                      wb_timed_call_mistake(unwritten(t->got[j])),
                       wb_seed());
         }
     }

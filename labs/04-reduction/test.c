@@ -443,19 +443,14 @@ static void check_timed_run(void *context, int repetition)
     size_t first = 0;
     for (int k = 0; k < t->calls; k++) {
         char what[96];
-        snprintf(what, sizeof what, "timed run %d of %d, call %d of %d: the sum",
-                 repetition + 1, TIMED_RUNS, k + 1, t->calls);
+        wb_timed_call_label(what, sizeof what, repetition, TIMED_RUNS, k, t->calls, "the sum");
         int got, own;
         wb_fetch_sample(&got, &own, t->out[k], sizeof got, &first, 1, what);
         bool on_cpu = k == t->cpu_checked;
         int expected = on_cpu ? cpu_sum(t->seed[k]) : own;
         cr_assert(got == expected, "%s = %d, expected %d (%s): %s " WB_SEED_HINT, what, got,
                   expected, on_cpu ? "the CPU's sum" : "the reference's sum of the same inputs",
-                  got == WB_POISON_INT
-                      ? "never written: each timed run must make every call, each on its own "
-                        "inputs"
-                      : "not the sum of this run's inputs: each call must sum its array when "
-                        "it is made, never reuse an earlier result",
+                  wb_timed_call_mistake(got == WB_POISON_INT),
                   wb_seed());
     }
 }

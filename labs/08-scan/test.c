@@ -707,8 +707,7 @@ static void check_timed_run(void *context, int repetition)
     timed_scans *t = context;
     for (int k = 0; k < t->calls; k++) {
         char what[96];
-        snprintf(what, sizeof what, "timed run %d of %d, call %d of %d: out", repetition + 1,
-                 TIMED_RUNS, k + 1, t->calls);
+        wb_timed_call_label(what, sizeof what, repetition, TIMED_RUNS, k, t->calls, "out");
         size_t count = wb_sample_positions(t->positions, CHECKED_PER_CALL, TIMED_N,
                                            wb_hash_u64(t->seed[k], TIMED_N));
         wb_fetch_sample(t->got, t->own, t->out[k], sizeof(unsigned), t->positions, count, what);
@@ -722,11 +721,7 @@ static void check_timed_run(void *context, int repetition)
             cr_assert(t->got[j] == expected[j], "%s[%zu] = %u, expected %u (%s): %s " WB_SEED_HINT,
                       what, t->positions[j], t->got[j], expected[j],
                       on_cpu ? "the CPU's scan" : "the reference's scan of the same inputs",
-                      t->got[j] == (unsigned)WB_POISON_INT
-                          ? "never written: each timed run must make every call, each on its "
-                            "own inputs"
-                          : "not the scan of this run's inputs: each call must scan its array "
-                            "when it is made, never reuse an earlier result",
+                      wb_timed_call_mistake(t->got[j] == (unsigned)WB_POISON_INT),
                       wb_seed());
     }
 }

@@ -632,8 +632,7 @@ static void check_timed_run(void *context, int repetition)
     int dims = stencil_stage_dims(t->stage);
     for (int k = 0; k < t->calls; k++) {
         char what[96];
-        snprintf(what, sizeof what, "timed run %d of %d, call %d of %d: the grid",
-                 repetition + 1, TIMED_RUNS, k + 1, t->calls);
+        wb_timed_call_label(what, sizeof what, repetition, TIMED_RUNS, k, t->calls, "the grid");
         cr_assert(t->result[k] == t->a[k] || t->result[k] == t->b[k],
                   "%s: stencil_run returned neither d_a nor d_b (restore the given code)", what);
         size_t count = wb_sample_positions(t->positions, CHECKED_PER_CALL, TIMED_CELLS,
@@ -648,11 +647,7 @@ static void check_timed_run(void *context, int repetition)
                       "%s: cell %zu = %g, expected %.7g (%s): %s " WB_SEED_HINT, what,
                       t->positions[j], t->got[j], expected,
                       on_cpu ? "the CPU's" : "the reference's from the same start",
-                      isnan(t->got[j])
-                          ? "never written: each timed run must make every call, each on its "
-                            "own grid"
-                          : "not this run's grid after 10 steps: each call must step its own "
-                            "grid when it is made, never reuse an earlier result",
+                      wb_timed_call_mistake(isnan(t->got[j])),
                       wb_seed());
         }
     }
