@@ -98,10 +98,8 @@ extern "C" size_t wb_sample_positions(size_t *positions, size_t count, size_t n,
         return n;
     }
     /* The ends are where a grid too small or an off-by-one shows. */
-    positions[0] = 0;
-    positions[count - 1] = n - 1;
-    for (size_t i = 1; i + 1 < count; i++)
-        positions[i] = (size_t)(wb_hash_u64(seed, i) % n);
+    for (size_t i = 0; i < count; i++)
+        positions[i] = i == 0 ? 0 : i == 1 ? n - 1 : (size_t)(wb_hash_u64(seed, i) % n);
     qsort(positions, count, sizeof *positions, compare_sizes);
     return count;
 }

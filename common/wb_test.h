@@ -147,7 +147,8 @@ int wb_buffer_sets(int wanted, size_t set_bytes);
 
 /* Where to check an output of n elements: writes min(n, count) positions
  * and returns that number; every position when n <= count, else the first,
- * the last and the others drawn from seed, in increasing order. */
+ * the last and the others drawn from seed, in increasing order (repeats
+ * possible). */
 size_t wb_sample_positions(size_t *positions, size_t count, size_t n, uint64_t seed);
 
 /* The elements (element_bytes each) of the device array at positions,

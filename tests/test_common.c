@@ -81,6 +81,10 @@ Test(random, sample_positions)
     cr_assert(positions[0] == 0 && positions[63] == 999999, "the first and last are checked");
     for (size_t i = 1; i < 64; i++)
         cr_assert(positions[i - 1] <= positions[i], "positions in increasing order");
+    cr_assert_eq(wb_sample_positions(positions, 1, 1000000, 1), 1);
+    cr_assert_eq(positions[0], 0, "one position: the first");
+    cr_assert_eq(wb_sample_positions(positions, 0, 1000000, 1), 0, "no position asked, none");
+    wb_sample_positions(positions, 64, 1000000, 1);
     size_t others[64];
     wb_sample_positions(others, 64, 1000000, 2);
     cr_assert(memcmp(positions, others, sizeof others) != 0, "another seed, other positions");
