@@ -966,27 +966,27 @@ static void run_push(void *context)
     worklist_push(j->counts, j->threads, j->items, j->sizes, 1, j->capacity, j->version, 256);
 }
 
-/* The graded time. A call is the four versions one after another, and a
- * repetition makes `calls` calls,
- * and every push of every call has counts and a list of its own: before the
- * repetition (fresh_pushes) each gets new counts drawn from the repetition's
- * seed and a poisoned list, and after it (check_pushes) each list's length
- * and a sample of its items are checked against those counts. A push that
- * did its work only in the untimed warm-up, kept a list from an earlier
- * call, or did only some of the calls leaves a wrong or poisoned list. */
+/* The graded time. A call is the four versions one after another, a
+ * repetition makes `calls` calls, and every push of every call has counts
+ * and a list of its own: before the repetition (fresh_pushes) each gets new
+ * counts drawn from the repetition's seed and a poisoned list, and after it
+ * (check_pushes) each list's length and a sample of its items are checked
+ * against those counts. A push that did its work only in the untimed
+ * warm-up, kept a list from an earlier call, or did only some of the calls
+ * leaves a wrong or poisoned list. */
 #define TIMED_THREADS (1 << 20)
 #define TIMED_CAPACITY (TIMED_THREADS * WORKLIST_MAX_PUSH)
 #define TIMED_REPETITIONS 10
 /* 5 calls of about 1.2 ms (the reference on the H100), so that a repetition
  * lasts about 6 ms: the grader's own clock around it then adds under 1%. */
 #define MAX_TIMED_CALLS 5
-#define ITEMS_CHECKED 64   /* per list and repetition, at positions drawn from the seed */
+#define ITEMS_CHECKED 64   /* positions per list and repetition */
 
 typedef struct {
     int calls;
     push_job push[MAX_TIMED_CALLS][PUSH_VERSIONS];
     int *counts[MAX_TIMED_CALLS][PUSH_VERSIONS];   /* host copies of push[][].counts */
-    uint64_t sample_seed;                         /* the checked positions' */
+    uint64_t sample_seed;                         /* draws the checked positions */
 } timed_pushes;
 
 static void run_timed_pushes(void *context)
@@ -1014,12 +1014,11 @@ static void fresh_pushes(void *context, int repetition, uint64_t seed)
     t->sample_seed = wb_rng_u64(&rng);
 }
 
-/* One list of a timed run: its length exactly, then ITEMS_CHECKED of its
- * positions (the last one just past its end), each of which must hold an
- * item of this run's counts, no two the same, and the one past the end
- * nothing. */
+/* One list of a timed run: its length exactly, then ITEMS_CHECKED - 1 of its
+ * positions, drawn from seed, each of which must hold an item of this run's
+ * counts, no two the same, and the position just past its end nothing. */
 static void check_timed_list(const push_job *j, const int *counts, const char *what,
-                             wb_rng *positions)
+                             uint64_t seed)
 {
     long long expected = 0;
     for (int t = 0; t < j->threads; t++)
@@ -1036,65 +1035,54 @@ static void check_timed_list(const push_job *j, const int *counts, const char *w
                                         "in the untimed warm-up)"
                                       : "",
               wb_seed());
-    int position[ITEMS_CHECKED], item[ITEMS_CHECKED];
-    for (int i = 0; i < ITEMS_CHECKED - 1; i++)
-        position[i] = wb_rng_int(positions, 0, length - 1);   /* length == expected > 0 */
-    position[ITEMS_CHECKED - 1] = length;   /* < TIMED_CAPACITY: a quarter push nothing */
-    for (int i = 0; i < ITEMS_CHECKED; i++)
-        CUDA_CHECK(cudaMemcpy(&item[i], j->items + position[i], sizeof(int),
-                              cudaMemcpyDeviceToHost));
+    size_t position[ITEMS_CHECKED];
+    int item[ITEMS_CHECKED];
+    size_t count = wb_sample_positions(position, ITEMS_CHECKED - 1, (size_t)expected, seed);
+    position[count++] = (size_t)expected;   /* < TIMED_CAPACITY: a quarter push nothing */
     snprintf(label, sizeof label, "%s: items", what);
-    wb_observe(label, item, sizeof item);
-    for (int i = 0; i < ITEMS_CHECKED - 1; i++) {
+    wb_fetch_sample(item, NULL, j->items, sizeof(int), position, count, label);
+    for (size_t i = 0; i + 1 < count; i++) {
         int v = item[i], t = v / WORKLIST_MAX_PUSH, k = v % WORKLIST_MAX_PUSH;
         cr_assert(v != WB_POISON_INT,
-                  "%s: position %d of the list's %d items was never written: every timed call "
-                  "must write its own items " WB_SEED_HINT, what, position[i], length, wb_seed());
+                  "%s: position %zu of the list's %d items was never written: every timed "
+                  "call must write its own items " WB_SEED_HINT, what, position[i], length,
+                  wb_seed());
         cr_assert(v >= 0 && t < j->threads && k < counts[t],
-                  "%s: position %d holds %d, which is no item of this run's counts (thread %d "
+                  "%s: position %zu holds %d, which is no item of this run's counts (thread %d "
                   "pushes %d): a list kept from an earlier run? " WB_SEED_HINT, what,
                   position[i], v, t, t >= 0 && t < j->threads ? counts[t] : 0, wb_seed());
-        for (int other = 0; other < i; other++)
+        for (size_t other = 0; other < i; other++)
             cr_assert(item[other] != v || position[other] == position[i],
-                      "%s: positions %d and %d both hold item %d " WB_SEED_HINT, what,
+                      "%s: positions %zu and %zu both hold item %d " WB_SEED_HINT, what,
                       position[other], position[i], v, wb_seed());
     }
-    cr_assert(item[ITEMS_CHECKED - 1] == WB_POISON_INT,
+    cr_assert(item[count - 1] == WB_POISON_INT,
               "%s: position %d, just past the list's %d items, was written (%d) " WB_SEED_HINT,
-              what, length, length, item[ITEMS_CHECKED - 1], wb_seed());
+              what, length, length, item[count - 1], wb_seed());
 }
 
 static void check_pushes(void *context, int repetition)
 {
     timed_pushes *t = context;
-    wb_rng positions = wb_rng_from_seed(t->sample_seed);
     for (int c = 0; c < t->calls; c++)
         for (int v = 0; v < PUSH_VERSIONS; v++) {
             char what[128];
             snprintf(what, sizeof what, "timed run %d of %d, call %d of %d, worklist push %s",
                      repetition + 1, TIMED_REPETITIONS, c + 1, t->calls, push_version_names[v]);
-            check_timed_list(&t->push[c][v], t->counts[c][v], what, &positions);
+            check_timed_list(&t->push[c][v], t->counts[c][v], what,
+                             wb_hash_u64(t->sample_seed, (uint64_t)c * PUSH_VERSIONS + v));
         }
-}
-
-/* As many calls as fit in half the GPU's memory, up to MAX_TIMED_CALLS of
- * 285 MB each (a GPU under 3 GB gets fewer, hence shorter repetitions, of
- * which the grader's hand-shake is a larger part). cudaMemGetInfo's total is the same
- * in every process, so the submission's run and the judge's agree. */
-static int timed_calls_that_fit(void)
-{
-    size_t free_bytes, total_bytes;
-    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    size_t call_bytes = PUSH_VERSIONS * sizeof(int) * ((size_t)TIMED_THREADS + TIMED_CAPACITY + 1);
-    size_t fit = total_bytes / 2 / call_bytes;
-    return fit < 1 ? 1 : fit > MAX_TIMED_CALLS ? MAX_TIMED_CALLS : (int)fit;
 }
 
 static void graded_pushes(void)
 {
     timed_pushes *t = calloc(1, sizeof *t);
     cr_assert(t, "out of host memory");
-    t->calls = timed_calls_that_fit();
+    /* As many calls as fit in half the GPU's memory, 285 MB each: a GPU
+     * under 3 GB makes fewer, hence shorter repetitions, of which the
+     * grader's hand-shake is a larger part. */
+    t->calls = wb_buffer_sets(MAX_TIMED_CALLS, PUSH_VERSIONS * sizeof(int) *
+                                                   ((size_t)TIMED_THREADS + TIMED_CAPACITY + 1));
     for (int c = 0; c < t->calls; c++)
         for (int v = 0; v < PUSH_VERSIONS; v++) {
             t->push[c][v] = (push_job){device_ints(TIMED_THREADS), device_ints(TIMED_CAPACITY),
