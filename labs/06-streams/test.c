@@ -984,8 +984,8 @@ static wb_timing graded_version3(int *calls)
     timed_calls *t = calloc(1, sizeof *t);
     cr_assert(t, "out of host memory");
     /* Each call's device buffers are x and y (128 MB): two of them fit in
-     * half of any GPU the workbook runs on, but a smaller one would get a
-     * single call, a shorter run. */
+     * half of any GPU of 1 GB or more; a smaller one gets a single call, a
+     * shorter run, of which the grader's hand-shake is a larger part. */
     t->calls = wb_buffer_sets(TIMED_CALLS, 2 * sizeof(float) * (size_t)TIMED_N);
     for (int k = 0; k < t->calls; k++) {
         t->cfg[k] = (saxpy_config){0.0f, TIMED_REPEAT, streams, segments, 256, false};
