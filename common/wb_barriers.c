@@ -342,6 +342,29 @@ static void learn_aliases(scope *s, const char *from, const char *to)
     }
 }
 
+/* Of the definitions of the function named at p (n characters), the one
+ * with the fewest barriers, so that a decoy cannot stand in for the one
+ * called; NULL when the file defines none. */
+static const char *fewest_barriers(const char *text, const char *p, size_t n,
+                                   const char **params, const char **body_end)
+{
+    const char *to = text + strlen(text), *best = NULL, *body, *end, *open;
+    int fewest = 0;
+    for (const char *from = text; (body = wb_find_definition(from, to, p, n, &open, &end));
+         from = end) {
+        int barriers = 0;
+        for (const char *q = body; (q = wb_find_word(q, end, "__syncthreads")); q++)
+            barriers++;
+        if (!best || barriers < fewest) {
+            best = body;
+            fewest = barriers;
+            *params = open;
+            *body_end = end;
+        }
+    }
+    return best;
+}
+
 /* A statement without control flow: its calls, barriers and accesses. */
 static void simple_statement(walk *w, scope *s, const char *from, const char *to)
 {
@@ -370,7 +393,7 @@ static void simple_statement(walk *w, scope *s, const char *from, const char *to
                 p = wb_after_closing(next);
                 continue;
             }
-            body = wb_find_definition(w->text, w->text + strlen(w->text), p, n, &params, &body_end);
+            body = fewest_barriers(w->text, p, n, &params, &body_end);
             if (body) {
                 kind |= walk_call(w, s, next, params, body, body_end);
                 p = wb_after_closing(next);

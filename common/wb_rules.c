@@ -280,18 +280,39 @@ static bool first_visit(visited *v, const char *body)
 static void count_body(const char *text, const char *body, const char *end, wb_scope scope,
                        visited *v, counts *c);
 
+static counts least_of(counts a, counts b)
+{
+    return (counts){a.orderings < b.orderings ? a.orderings : b.orderings,
+                    a.fresh < b.fresh ? a.fresh : b.fresh,
+                    a.barriers < b.barriers ? a.barriers : b.barriers,
+                    a.narrow > b.narrow ? a.narrow : b.narrow};
+}
+
 /* A call of a function defined in the file: its body counts here (each
- * function once). Returns whether name is such a function. */
+ * function once; of several definitions of the name, the one with the
+ * least, so that a decoy cannot stand in for the one called). Returns
+ * whether name is such a function. */
 static bool count_callee(const char *text, const char *w, size_t n, wb_scope scope, visited *v,
                          counts *c)
 {
-    const char *callee_end, *callee =
-        wb_find_definition(text, text + strlen(text), w, n, NULL, &callee_end);
-    if (!callee)
-        return false;
-    if (first_visit(v, callee))
-        count_body(text, callee, callee_end, scope, v, c);
-    return true;
+    const char *to = text + strlen(text), *end, *body;
+    counts least = {0, 0, 0, 0};
+    bool any = false, counted = false;
+    for (const char *from = text; (body = wb_find_definition(from, to, w, n, NULL, &end));
+         from = end) {
+        any = true;
+        if (!first_visit(v, body))
+            continue;
+        counts one = {0, 0, 0, 0};
+        count_body(text, body, end, scope, v, &one);
+        least = counted ? least_of(least, one) : one;
+        counted = true;
+    }
+    c->orderings += least.orderings;
+    c->fresh += least.fresh;
+    c->barriers += least.barriers;
+    c->narrow += least.narrow;
+    return any;
 }
 
 static void count_body(const char *text, const char *body, const char *end, wb_scope scope,
@@ -396,14 +417,7 @@ static void count_definition(const char *text, const char *params, const char *b
     counts c = {0, 0, 0, 0};
     visited v = {{body}, 1};
     count_body(text, body, end, k->rule->scope, &v, &c);
-    if (k->definitions++ == 0) {
-        k->least = c;
-        return;
-    }
-    k->least.orderings = c.orderings < k->least.orderings ? c.orderings : k->least.orderings;
-    k->least.fresh = c.fresh < k->least.fresh ? c.fresh : k->least.fresh;
-    k->least.barriers = c.barriers < k->least.barriers ? c.barriers : k->least.barriers;
-    k->least.narrow = c.narrow > k->least.narrow ? c.narrow : k->least.narrow;
+    k->least = k->definitions++ ? least_of(k->least, c) : c;
 }
 
 /* The first problem of rule r in text (one architecture's), or false. */

@@ -327,3 +327,29 @@ Test(source_rules, a_barrier_after_an_early_return_of_some_threads_does_not_coun
                             TILE_RULE),
                    "and the read at line 11");
 }
+
+Test(source_rules, a_decoy_helper_does_not_count)
+{
+    assert_refused(PROBLEMS(preprocessed("namespace decoy {\n"
+                                         "__device__ void raise_flag(int *f) "
+                                         "{ __threadfence(); atomicExch(f, 1); } }\n"
+                                         "__device__ void raise_flag(int *f) { atomicExch(f, 1); }\n"
+                                         "__device__ void publish(int *v, int *f) {\n"
+                                         "    *v = 1; raise_flag(f);\n"
+                                         "}\n"),
+                            {"publish", .orderings = 1, .fresh_accesses = 1, .why = ""}),
+                   "has 0 fence(s)");
+    assert_refused(PROBLEMS(preprocessed("namespace decoy { __device__ void wait_for_block() "
+                                         "{ __syncthreads(); } }\n"
+                                         "__device__ void wait_for_block() { }\n"
+                                         "__global__ void tiled(float *out) {\n"
+                                         "    __attribute__((shared)) float t[32];\n"
+                                         "    t[threadIdx.x] = 1.0f;\n"
+                                         "    wait_for_block();\n"
+                                         "    out[threadIdx.x] = t[31 - threadIdx.x];\n"
+                                         "    __syncthreads();\n"
+                                         "    __syncthreads();\n"
+                                         "}\n"),
+                            TILE_RULE),
+                   "between the write of its __shared__ memory at line 5 and the read at line 7");
+}
