@@ -282,9 +282,30 @@ static bool barrier_call(const char *p, size_t n, const char *from)
            (member && wb_word_is(p, n, "sync"));
 }
 
-/* Variables assigned from a value that depends on the thread join
- * s->thread: int lane = threadIdx.x % 32, x = ...; */
-static void learn_thread_values(scope *s, const char *from, const char *to)
+/* Whether [from, to) hands out a pointer into the shared memory: a shared
+ * array's or pointer's bare name (buffers + blockDim.x), or &name[...]. */
+static bool points_into_shared(const scope *s, const char *from, const char *to)
+{
+    for (const char *q = from; q < to; q++) {
+        if (!wb_is_word_char(*q) || (q > from && wb_is_word_char(q[-1])))
+            continue;
+        const char *e = word_end(q);
+        int index = name_index(s->shared, q, (size_t)(e - q));
+        const char *before = q;
+        while (before > from && before[-1] == ' ')
+            before--;
+        if (index >= 0 && !s->shared->scalar[index] &&
+            (*wb_skip_space(e) != '[' || (before > from && before[-1] == '&')))
+            return true;
+        q = e - 1;
+    }
+    return false;
+}
+
+/* What the statement's assignments (int lane = threadIdx.x % 32, x = ...;
+ * from = to;) teach: a variable given a value that depends on the thread
+ * joins s->thread; a pointer into the shared memory joins s->shared. */
+static void learn_from_assignments(scope *s, const char *from, const char *to)
 {
     int depth = 0;
     for (const char *p = from; p < to; p++) {
@@ -301,44 +322,13 @@ static void learn_thread_values(scope *s, const char *from, const char *to)
         const char *name = name_end;
         while (name > from && wb_is_word_char(name[-1]))
             name--;
-        if (name < name_end && mentions(s->thread, p + 1, value_end, true) &&
-            name_index(s->thread, name, (size_t)(name_end - name)) < 0)
-            add_name(s->thread, name, (size_t)(name_end - name), false);
-    }
-}
-
-/* Pointers into the shared memory join s->shared: unsigned *to = buffers +
- * blockDim.x; float *p = &tile[0][0]; from = to. */
-static void learn_aliases(scope *s, const char *from, const char *to)
-{
-    int depth = 0;
-    for (const char *p = from; p < to; p++) {
-        depth += (*p == '(' || *p == '[' || *p == '{') - (*p == ')' || *p == ']' || *p == '}');
-        if (depth != 0 || *p != '=' || p[1] == '=' || strchr("=!<>+-*/%&|^", p[-1]))
+        size_t n = (size_t)(name_end - name);
+        if (!n)
             continue;
-        const char *name_end = p;
-        while (name_end > from && (name_end[-1] == ' ' || name_end[-1] == '\n'))
-            name_end--;
-        const char *name = name_end;
-        while (name > from && wb_is_word_char(name[-1]))
-            name--;
-        if (name == name_end || name_index(s->shared, name, (size_t)(name_end - name)) >= 0)
-            continue;
-        for (const char *q = p + 1; q < to && *q != ',' && *q != ';'; q++) {
-            if (!wb_is_word_char(*q) || wb_is_word_char(q[-1]))
-                continue;
-            const char *e = word_end(q);
-            int index = name_index(s->shared, q, (size_t)(e - q));
-            const char *before = q;
-            while (before > p && before[-1] == ' ')
-                before--;
-            if (index >= 0 && !s->shared->scalar[index] &&
-                (*wb_skip_space(e) != '[' || before[-1] == '&')) {
-                add_name(s->shared, name, (size_t)(name_end - name), false);
-                break;
-            }
-            q = e - 1;
-        }
+        if (name_index(s->thread, name, n) < 0 && mentions(s->thread, p + 1, value_end, true))
+            add_name(s->thread, name, n, false);
+        if (name_index(s->shared, name, n) < 0 && points_into_shared(s, p + 1, value_end))
+            add_name(s->shared, name, n, false);
     }
 }
 
@@ -406,8 +396,7 @@ static void simple_statement(walk *w, scope *s, const char *from, const char *to
     }
     if (kind)
         add_event(w, kind, line);
-    learn_thread_values(s, from, to);
-    learn_aliases(s, from, to);
+    learn_from_assignments(s, from, to);
 }
 
 /* The word at p is `word`. */
