@@ -96,6 +96,16 @@ static const char *word_end(const char *p)
     return p;
 }
 
+/* The word at p is a member's name (ring->task, v.x, Op::atomic), not a
+ * variable's. */
+static bool member_name(const char *p, const char *from)
+{
+    while (p > from && (p[-1] == ' ' || p[-1] == '\n'))
+        p--;
+    return p > from && (p[-1] == '.' || (p - 1 > from && ((p[-2] == '-' && p[-1] == '>') ||
+                                                         (p[-2] == ':' && p[-1] == ':'))));
+}
+
 /* Whether [from, to) holds a word of l, or threadIdx (the thread's own). */
 static bool mentions(const name_list *l, const char *from, const char *to, bool thread)
 {
@@ -103,7 +113,7 @@ static bool mentions(const name_list *l, const char *from, const char *to, bool 
         if (!wb_is_word_char(*p) || (p > from && wb_is_word_char(p[-1])))
             continue;
         const char *e = word_end(p);
-        if (name_index(l, p, (size_t)(e - p)) >= 0 ||
+        if ((name_index(l, p, (size_t)(e - p)) >= 0 && !member_name(p, from)) ||
             (thread && wb_word_is(p, (size_t)(e - p), "threadIdx")))
             return true;
         p = e - 1;
@@ -290,7 +300,7 @@ static bool points_into_shared(const scope *s, const char *from, const char *to)
         if (!wb_is_word_char(*q) || (q > from && wb_is_word_char(q[-1])))
             continue;
         const char *e = word_end(q);
-        int index = name_index(s->shared, q, (size_t)(e - q));
+        int index = member_name(q, from) ? -1 : name_index(s->shared, q, (size_t)(e - q));
         const char *before = q;
         while (before > from && before[-1] == ' ')
             before--;
@@ -374,7 +384,7 @@ static void simple_statement(walk *w, scope *s, const char *from, const char *to
             if (closing && closing < to && *wb_skip_space(closing) == '(')
                 next = wb_skip_space(closing);
         }
-        int index = name_index(s->shared, p, n);
+        int index = member_name(p, from) ? -1 : name_index(s->shared, p, n);
         if (*next == '(' && index < 0) {
             const char *params, *body_end, *body;
             if (barrier_call(p, n, from)) {
