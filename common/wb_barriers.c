@@ -393,7 +393,8 @@ static void simple_statement(walk *w, scope *s, const char *from, const char *to
                 p = wb_after_closing(next);
                 continue;
             }
-            body = fewest_barriers(w->text, p, n, &params, &body_end);
+            body = wb_declared_here(p, from) ? NULL
+                                             : fewest_barriers(w->text, p, n, &params, &body_end);
             if (body) {
                 kind |= walk_call(w, s, next, params, body, body_end);
                 p = wb_after_closing(next);

@@ -183,6 +183,27 @@ static bool starts_with(const char *p, size_t n, const char *prefix)
     return n >= k && !strncmp(p, prefix, k);
 }
 
+bool wb_declared_here(const char *p, const char *from)
+{
+    const char *q = p;
+    while (q > from && isspace((unsigned char)q[-1]))
+        q--;
+    if (q == from)
+        return false;
+    if (q[-1] == '>')   // atomic_ref<int> flag(*word), but not p->call()
+        return !(q - 1 > from && q[-2] == '-');
+    if (!wb_is_word_char(q[-1]))
+        return false;
+    const char *word = q;
+    while (word > from && wb_is_word_char(word[-1]))
+        word--;
+    static const char *const before_calls[] = {"return", "else", "do", "case", "throw"};
+    for (size_t i = 0; i < sizeof before_calls / sizeof before_calls[0]; i++)
+        if (wb_word_is(word, (size_t)(q - word), before_calls[i]))
+            return false;
+    return true;
+}
+
 /* Words that take parentheses and a brace without being functions. */
 static bool control_word(const char *w, size_t n)
 {
@@ -353,7 +374,7 @@ static void count_body(const char *text, const char *body, const char *end, wb_s
             c->barriers++;
         else if (wb_word_is(w, n, "thread_scope_block") || wb_word_is(w, n, "thread_scope_thread"))
             c->narrow++;
-        else if (call && count_callee(text, w, n, scope, v, c))
+        else if (call && !wb_declared_here(w, body) && count_callee(text, w, n, scope, v, c))
             ;   // a helper of the file (a member one too: a wrapper's store())
         else if (call && member && atomic_member(w, n)) {
             c->fresh++;

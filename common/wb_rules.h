@@ -25,6 +25,9 @@ bool wb_word_is(const char *p, size_t n, const char *word);
  * end. NULL where there is none, or for if/for/while... */
 const char *wb_find_definition(const char *from, const char *to, const char *name, size_t n,
                                const char **params, const char **end);
+/* The word at p follows a type (T name(args), atomic_ref<int> lock(*w)):
+ * it names a variable declared there, not a function called. */
+bool wb_declared_here(const char *p, const char *from);
 /* The source line of position p in text (text keeps kernels.cu's lines). */
 int wb_line_of(const char *text, const char *p);
 /* Calls f for every definition of rule->function in text; returns how many. */

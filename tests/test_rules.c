@@ -353,3 +353,15 @@ Test(source_rules, a_decoy_helper_does_not_count)
                             TILE_RULE),
                    "between the write of its __shared__ memory at line 5 and the read at line 7");
 }
+
+Test(source_rules, a_variable_named_like_a_function_is_no_call)
+{
+    assert_refused(PROBLEMS(preprocessed("struct Other { __device__ void lock(int *w) "
+                                         "{ __threadfence(); } };\n"
+                                         "struct Lock { __device__ void lock(int *w) {\n"
+                                         "    atomic_ref<int> lock(*w);\n"
+                                         "    while (atomicCAS(w, 0, 1)) ;\n"
+                                         "} };\n"),
+                            {"Lock::lock", .orderings = 1, .fresh_accesses = 1, .why = ""}),
+                   "has 0 fence(s)");
+}
