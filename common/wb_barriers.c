@@ -284,12 +284,9 @@ static int walk_call(walk *w, scope *s, const char *args, const char *params, co
 
 static bool barrier_call(const char *p, size_t n, const char *from)
 {
-    const char *before = p;
-    while (before > from && (before[-1] == ' ' || before[-1] == '\n'))
-        before--;
-    bool member = before > from && (before[-1] == '.' || (before[-1] == '>' && before[-2] == '-'));
+    // block.sync(), cg::sync(block)
     return (n >= 13 && !strncmp(p, "__syncthreads", 13)) || wb_word_is(p, n, "__barrier_sync") ||
-           (member && wb_word_is(p, n, "sync"));
+           (member_name(p, from) && wb_word_is(p, n, "sync"));
 }
 
 /* Whether [from, to) hands out a pointer into the shared memory: a shared

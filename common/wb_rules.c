@@ -12,8 +12,8 @@
  *
  * Each function a rule names is found (every definition of it must pass),
  * and its body is read together with the bodies of the functions it calls
- * that are defined in kernels.cu (each once): a fence or a barrier in a
- * helper counts where the helper is called.
+ * that are defined in kernels.cu (at each call, recursion aside): a fence
+ * or a barrier in a helper counts where the helper is called.
  *
  * Counting rules (orderings, fresh accesses, barriers) count words:
  *   orderings  __threadfence(), __threadfence_system(), memory_order_acquire,
@@ -282,19 +282,25 @@ static bool atomic_member(const char *word, size_t n)
            starts_with(word, n, "compare_exchange_");
 }
 
-/* The functions already counted for one definition: each once. */
+/* The functions being counted, callers first: a call of one of them (a
+ * recursion) counts nothing more. Each other call counts its callee's body
+ * again (a helper called twice is two barriers), up to a budget of bodies
+ * that a call tree cannot blow up. */
 typedef struct {
-    const char *seen[64];
-    int n;
+    const char *stack[16];
+    int depth;
+    int budget;
 } visited;
 
-static bool first_visit(visited *v, const char *body)
+static bool enter(visited *v, const char *body)
 {
-    for (int i = 0; i < v->n; i++)
-        if (v->seen[i] == body)
+    if (v->depth == (int)(sizeof v->stack / sizeof v->stack[0]) || v->budget <= 0)
+        return false;
+    for (int i = 0; i < v->depth; i++)
+        if (v->stack[i] == body)
             return false;
-    if (v->n < (int)(sizeof v->seen / sizeof v->seen[0]))
-        v->seen[v->n++] = body;
+    v->stack[v->depth++] = body;
+    v->budget--;
     return true;
 }
 
@@ -309,10 +315,10 @@ static counts least_of(counts a, counts b)
                     a.narrow > b.narrow ? a.narrow : b.narrow};
 }
 
-/* A call of a function defined in the file: its body counts here (each
- * function once; of several definitions of the name, the one with the
- * least, so that a decoy cannot stand in for the one called). Returns
- * whether name is such a function. */
+/* A call of a function defined in the file: its body counts here (of
+ * several definitions of the name, the one with the least, so that a decoy
+ * cannot stand in for the one called). Returns whether name is such a
+ * function. */
 static bool count_callee(const char *text, const char *w, size_t n, wb_scope scope, visited *v,
                          counts *c)
 {
@@ -322,10 +328,11 @@ static bool count_callee(const char *text, const char *w, size_t n, wb_scope sco
     for (const char *from = text; (body = wb_find_definition(from, to, w, n, NULL, &end));
          from = end) {
         any = true;
-        if (!first_visit(v, body))
+        if (!enter(v, body))
             continue;
         counts one = {0, 0, 0, 0};
         count_body(text, body, end, scope, v, &one);
+        v->depth--;
         least = counted ? least_of(least, one) : one;
         counted = true;
     }
@@ -436,7 +443,7 @@ static void count_definition(const char *text, const char *params, const char *b
     (void)params;
     counting *k = arg;
     counts c = {0, 0, 0, 0};
-    visited v = {{body}, 1};
+    visited v = {{body}, 1, 4096};
     count_body(text, body, end, k->rule->scope, &v, &c);
     k->least = k->definitions++ ? least_of(k->least, c) : c;
 }

@@ -126,15 +126,15 @@ Test(source_rules, a_fence_in_a_helper_counts)
                              {"publish", .orderings = 1, .fresh_accesses = 1, .why = ""}));
 }
 
-Test(source_rules, a_helper_counts_once)
+Test(source_rules, a_helper_counts_at_each_call_and_recursion_ends)
 {
     assert_refused(PROBLEMS(preprocessed("__device__ void fence() { __threadfence(); fence(); }\n"
                                          "__device__ void publish(int *v, int *f) {\n"
                                          "    fence(); fence();\n"
                                          "    atomicExch(f, 1);\n"
                                          "}\n"),
-                            {"publish", .orderings = 2, .fresh_accesses = 1, .why = ""}),
-                   "has 1 fence(s)");
+                            {"publish", .orderings = 3, .fresh_accesses = 1, .why = ""}),
+                   "has 2 fence(s)");
 }
 
 Test(source_rules, a_decoy_definition_does_not_count)
@@ -364,4 +364,66 @@ Test(source_rules, a_variable_named_like_a_function_is_no_call)
                                          "} };\n"),
                             {"Lock::lock", .orderings = 1, .fresh_accesses = 1, .why = ""}),
                    "has 0 fence(s)");
+}
+
+/* Honest ways to write the tiled loop: each must pass. */
+Test(source_rules, honest_styles_pass)
+{
+    static const char *const styles[] = {
+        // cooperative groups, other names, a loop without braces
+        "__global__ void tiled(const float *A, float *C, int k) {\n"
+        "    cg::thread_block block = cg::this_thread_block();\n"
+        "    __attribute__((shared)) float sA[16][16];\n"
+        "    __attribute__((shared)) float sB[16][16];\n"
+        "    float acc = 0;\n"
+        "    for (int p = 0; p < k; p += 16) {\n"
+        "        sA[threadIdx.y][threadIdx.x] = A[p + threadIdx.x];\n"
+        "        sB[threadIdx.y][threadIdx.x] = A[p + threadIdx.y];\n"
+        "        block.sync();\n"
+        "#pragma unroll\n"
+        "        for (int i = 0; i < 16; ++i) acc += sA[threadIdx.y][i] * sB[i][threadIdx.x];\n"
+        "        cg::sync(block);\n"
+        "    }\n"
+        "    C[threadIdx.x] = acc;\n"
+        "}\n",
+        // one dynamic buffer cut in two, a while loop, loads guarded per thread
+        "__global__ void tiled(const float *A, float *C, int k) {\n"
+        "    extern __attribute__((shared)) float smem[];\n"
+        "    float *As = smem, *Bs = smem + 256;\n"
+        "    int tx = threadIdx.x, ty = threadIdx.y, row = blockIdx.y * 16 + ty;\n"
+        "    float sum = 0.0f; int p = 0;\n"
+        "    while (p < k) {\n"
+        "        if (row < k) As[ty * 16 + tx] = A[row * k + p + tx]; else As[ty * 16 + tx] = 0;\n"
+        "        Bs[ty * 16 + tx] = row < k ? A[(p + ty) * k + tx] : 0.0f;\n"
+        "        __syncthreads();\n"
+        "        for (int i = 0; i < 16; i++) { sum += As[ty * 16 + i] * Bs[i * 16 + tx]; }\n"
+        "        __syncthreads();\n"
+        "        p += 16;\n"
+        "    }\n"
+        "    if (row < k) C[row * k + tx] = sum;\n"
+        "}\n",
+        // the loads and the barrier in helpers, the tile passed to them
+        "__device__ void load(float (*t)[16], const float *src) "
+        "{ t[threadIdx.y][threadIdx.x] = src[threadIdx.x]; }\n"
+        "__device__ float dot(float (*a)[16], float (*b)[16]) {\n"
+        "    float s = 0; for (int i = 0; i < 16; i++) s += a[threadIdx.y][i] * b[i][threadIdx.x];\n"
+        "    return s;\n"
+        "}\n"
+        "__device__ void barrier() { __syncthreads(); }\n"
+        "__global__ void tiled(const float *A, float *C, int k) {\n"
+        "    __attribute__((shared)) float As[16][16], Bs[16][16];\n"
+        "    float sum = 0;\n"
+        "    for (int p = 0; p < k; p += 16) {\n"
+        "        load(As, A + p); load(Bs, A + p * k);\n"
+        "        barrier();\n"
+        "        sum += dot(As, Bs);\n"
+        "        barrier();\n"
+        "    }\n"
+        "    C[threadIdx.x] = sum;\n"
+        "}\n",
+    };
+    for (size_t i = 0; i < sizeof styles / sizeof styles[0]; i++) {
+        const char *problems = PROBLEMS(preprocessed(styles[i]), TILE_RULE);
+        cr_assert(!problems[0], "honest style %zu refused: %s", i, problems);
+    }
 }
