@@ -2,9 +2,9 @@
  * wb_rules.c - source rules: the check behind wb_check_source_rules.
  *
  * The rules read the kernels.cu under test as the compiler saw it: the
- * output of nvcc's preprocessor (-E) with the lab's own compile flags, once
- * per GPU architecture of the build (meson.build makes these files for a
- * student's build; the grader makes them in the sandbox of the student's
+ * output of nvcc's preprocessor (-E) with the lab's own compile flags
+ * (meson.build makes it for a build, for its first architecture; the grader
+ * makes one per architecture it builds, in the sandbox of the student's
  * compile, grading/trees.py). So a #define, an #undef or a macro cannot
  * change what a rule sees without changing what is compiled, and code kept
  * for one architecture only is judged on that architecture. Of that text

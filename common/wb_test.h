@@ -141,10 +141,10 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
  * volatile or an atomic dropped from a hand-off, a barrier missing or in the
  * wrong place, whose race the hardware happens to hide. For those a lab also
  * reads the kernels.cu under test, function by function, as the compiler
- * sees it (nvcc -E with the lab's flags, for each GPU architecture built:
- * macros expanded, #if decided), and a function's body together with the
- * bodies of the functions it calls from kernels.cu (common/wb_rules.c and
- * wb_barriers.c say exactly what counts):
+ * sees it (nvcc -E with the lab's flags: macros expanded, #if decided; the
+ * grader's for each GPU architecture it builds), and a function's body with
+ * the bodies of the functions it calls from kernels.cu (common/wb_rules.c
+ * and wb_barriers.c say exactly what counts):
  *
  *     WB_SOURCE_RULES_TEST(source_rules, stage2_memory_order,
  *         {"push", .orderings = 1, .fresh_accesses = 2,
@@ -180,7 +180,7 @@ typedef struct {
 } wb_source_rule;
 
 /* The preprocessed kernels.cu this test binary was built from (meson makes
- * one file per architecture and passes their paths, separated by ':'); the
+ * it and passes its path; a list of paths is separated by ':'); the
  * environment variable WB_KERNELS_PREPROCESSED names others (the grader's
  * judge reads the submission's, made in the sandbox of its compile). */
 void wb_check_source_rules_in(const char *preprocessed, const wb_source_rule *rules, size_t n);
