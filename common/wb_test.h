@@ -125,6 +125,50 @@ void wb_guarded_free(void *p);
  * it, so the tests still order block sizes so that leftovers are wrong). */
 void wb_dirty_shared_memory(void);
 
+/* ------------------------------------- fresh inputs for every timed run */
+
+/* What a graded timing test gives each timed repetition (wb_time_gpu_reps
+ * in workbook.h): `calls` sets of buffers, each filled fresh from the
+ * repetition's seed by before(), and results checked by after(). These are
+ * the test's own kernels (common/fresh_inputs.cu): they do not count as
+ * launches of the code under test. */
+
+/* Element i = wb_hash_float(seed, i, lo, hi) (wb_hash_int), on the default
+ * stream, asynchronously: the host recomputes any element with the same
+ * inline function. */
+void wb_fill_floats_on_gpu(float *device_ptr, size_t n, float lo, float hi, uint64_t seed);
+void wb_fill_ints_on_gpu(int *device_ptr, size_t n, int lo, int hi, uint64_t seed);
+
+/* How many buffer sets of set_bytes a timed repetition uses: `wanted`, or
+ * as many as fit in half of device 0's TOTAL memory where fewer do (the
+ * total, not the free memory, so that the submission's process and the
+ * judge's choose the same), and at least 1. */
+int wb_buffer_sets(int wanted, size_t set_bytes);
+
+/* Where to check an output of n elements: writes min(n, count) positions
+ * and returns that number; every position when n <= count, else the first,
+ * the last and the others drawn from seed, in increasing order (repeats
+ * possible). */
+size_t wb_sample_positions(size_t *positions, size_t count, size_t n, uint64_t seed);
+
+/* The elements (element_bytes each) of the device array at positions,
+ * fetched in one copy and observed as `what` into got. own, unless NULL,
+ * receives this process's values first, before the observation replaces
+ * them: in the judge these are the reference's results on the same inputs,
+ * what to compare the submission's with where a CPU value costs too much. */
+void wb_fetch_sample(void *got, void *own, const void *device, size_t element_bytes,
+                     const size_t *positions, size_t count, const char *what);
+
+/* The label of call `call` of timed run `run` (both counted from 0), for
+ * its observation and messages: "timed run 3 of 10, call 5 of 64: out". */
+void wb_timed_call_label(char *what, size_t capacity, int run, int runs, int call, int calls,
+                         const char *output);
+
+/* Why a timed call's result is wrong, for the end of its failure message:
+ * an output never written (a call skipped), or one that is not from this
+ * run's inputs (a result reused). */
+const char *wb_timed_call_mistake(bool never_written);
+
 /* The time that a performance grade uses. bytes and flops: the work one
  * repetition does (DRAM bytes read + written, floating-point operations),
  * from which the judge computes the least time this work can take on this

@@ -5,8 +5,8 @@ Each case: name, text of solutions/00-vector-add/kernels.cu to replace (or
 WHOLE: the file becomes the replacement), the replacement, the expected
 build status of the lab ("ok", "failed": does not compile or link,
 "rejected": the static check), the expected outcome of its tests on a GPU
-("pass": full points, "fail": no points at all, "slow": every test passes
-but not all performance points), and cpu: True when the CPU half checks
+("pass": full points, "fail": no points at all, "slow": every test but
+the timing one passes, and not all performance points), and cpu: True when the CPU half checks
 it too (CI, without a GPU): a verdict decided before any test runs, or one
 a CPU reaches as well (a process that hangs before its tests start).
 """
@@ -86,7 +86,7 @@ CASES = [
     ("constructor", *top("#include <stdio.h>\n__attribute__((constructor)) static void early(void)"
                          " { puts(\"[PASS] vector_add::stage0_sizes\"); }"), "ok", "pass", False),
     # Work only in the calls before the timed ones (a call counter): the
-    # timed runs take no time, which the floor under the work refuses.
+    # timed runs leave their outputs poisoned, which their checks see.
     ("warm-up-only", *before_launch("    static int calls = 0;\n    if (n == (1 << 26) && ++calls > 3)\n"
                                     "        return;"), "ok", "slow", False),
     ("slow-kernel", KERNEL, "        for (int r = 0; r < 200; r++) c[i] = a[i] + b[i];", "ok", "slow", False),

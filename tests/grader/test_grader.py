@@ -324,10 +324,13 @@ def verdict(report):
         return "rejected-submission", "fail", report["rejected"]
     lab = report["labs"][0]
     tests = lab["tests"]
+    # The timing test passes only when its timed runs were all right: a
+    # cheat on them fails it, and scores no performance points.
+    timing_test = (lab["perf"] or {}).get("test")
     if all(t["status"] == "passed" for t in tests) and lab["score"] == lab["max_score"]:
         outcome = "pass"
-    elif all(t["status"] == "passed" for t in tests) and lab["perf"] and \
-            lab["perf"]["score"] < lab["perf"]["max_score"]:
+    elif all(t["status"] == "passed" for t in tests if t["test"] != timing_test) and lab["perf"] \
+            and lab["perf"]["score"] < lab["perf"]["max_score"]:
         outcome = "slow"
     elif all(t["score"] == 0 for t in tests):
         outcome = "fail"
