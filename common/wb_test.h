@@ -182,34 +182,54 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
 
 /* Some mistakes give right answers on nearly every run of a given GPU: a
  * fence left out or made block-wide, release/acquire made relaxed, a
- * volatile or an atomic dropped from a hand-off, a barrier whose race the
- * hardware happens to hide. For those a lab also checks the text of the
- * kernels.cu under test, function by function (common/wb_rules.c says
- * exactly what counts):
+ * volatile or an atomic dropped from a hand-off, a barrier missing or in the
+ * wrong place, whose race the hardware happens to hide. For those a lab also
+ * reads the kernels.cu under test, function by function, as the compiler
+ * sees it (nvcc -E with the lab's flags: macros expanded, #if decided; the
+ * grader's for each GPU architecture it builds), and a function's body with
+ * the bodies of the functions it calls from kernels.cu (common/wb_rules.c
+ * and wb_barriers.c say exactly what counts):
  *
  *     WB_SOURCE_RULES_TEST(source_rules, stage2_memory_order,
  *         {"push", .orderings = 1, .fresh_accesses = 2,
  *          .why = "without a fence before the flag, ..."})
+ *     WB_SOURCE_RULES_TEST(source_rules, stage3_barriers,
+ *         {"matmul_tiled", .shared = "As Bs", .protects = WB_READ_AFTER_WRITE |
+ *          WB_WRITE_AFTER_READ, .why = "a barrier after the tiles are stored ..."})
  *
- * in a suite declared with WB_SOURCE_SUITE: it needs no GPU. The rule's
- * numbers are the least a correct version of the function has; `why` names
- * the mistake for the learner. */
+ * in a suite declared with WB_SOURCE_SUITE: it needs no GPU. The counts are
+ * the least a correct version of the function has. `shared` names the
+ * function's shared memory (arrays, or pointers to them, as the function
+ * names them); `protects` says which of its accesses a block-wide barrier
+ * (__syncthreads, not inside an if that depends on the thread) must
+ * separate: every read from the writes before it, every write from the
+ * reads before it (a loop's body is taken twice, so that one iteration's
+ * reads come before the next one's writes), and each iteration of a loop
+ * that writes it from the next. `why` names the mistake for the learner. */
 typedef enum { WB_DEVICE_SCOPE, WB_BLOCK_SCOPE } wb_scope;
+enum {
+    WB_READ_AFTER_WRITE = 1,   /* a barrier between a write and every later read */
+    WB_WRITE_AFTER_READ = 2,   /* a barrier between a read and every later write */
+    WB_EACH_ITERATION = 4,     /* a barrier in every iteration of a loop that writes it */
+};
 typedef struct {
     const char *function;   /* "name", or "Struct::name" for a member function */
     int orderings;          /* fences and acquire/release operations, at least */
     int fresh_accesses;     /* volatile, atomic and atomic_ref accesses, at least */
     int barriers;           /* __syncthreads / __syncwarp calls, at least */
     wb_scope scope;         /* WB_BLOCK_SCOPE: __threadfence_block() counts as a fence */
+    const char *shared;     /* the shared memory the barriers protect, names separated by spaces */
+    int protects;           /* WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ | WB_EACH_ITERATION */
     const char *why;        /* the mistake, in the learner's words */
 } wb_source_rule;
 
-/* The kernels.cu this test binary was built from (meson passes its path);
- * the environment variable WB_KERNELS_SOURCE names another one (the grader's
- * judge reads the submission's). */
-void wb_check_source_rules_in(const char *compiled_path, const wb_source_rule *rules, size_t n);
+/* The preprocessed kernels.cu this test binary was built from (meson makes
+ * it and passes its path; a list of paths is separated by ':'); the
+ * environment variable WB_KERNELS_PREPROCESSED names others (the grader's
+ * judge reads the submission's, made in the sandbox of its compile). */
+void wb_check_source_rules_in(const char *preprocessed, const wb_source_rule *rules, size_t n);
 #define WB_CHECK_SOURCE_RULES(rules) \
-    wb_check_source_rules_in(WB_KERNELS_SOURCE_PATH, (rules), sizeof(rules) / sizeof(rules)[0])
+    wb_check_source_rules_in(WB_KERNELS_PREPROCESSED_PATH, (rules), sizeof(rules) / sizeof(rules)[0])
 /* A test that checks the rules given after its name (the table above). */
 #define WB_SOURCE_RULES_TEST(suite_name, test_name, ...)                  \
     static const wb_source_rule test_name##_rules[] = {__VA_ARGS__};   \

@@ -910,7 +910,8 @@ WB_SOURCE_SUITE(atomics_source);
     "a barrier after thread 0 sets the block's partial (before the others add to it) " \
     "and one after every thread has added (before thread 0 sends it out)"
 WB_SOURCE_RULES_TEST(atomics_source, stage1_barriers,
-    {"reduce_per_block", .barriers = 2, .why = BLOCK_PARTIAL_BARRIERS})
+    {"reduce_per_block", .barriers = 2, .shared = "__shared__",
+     .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = BLOCK_PARTIAL_BARRIERS})
 
 #define LOCK_ORDER \
     "take the lock with an atomic (atomicCAS), then a fence (or acquire) so that the " \
@@ -927,13 +928,15 @@ WB_SOURCE_RULES_TEST(atomics_source, stage2_memory_order,
     "thread 0 clears the block's flag, a barrier, then one atomicCAS picks the thread"
 WB_SOURCE_RULES_TEST(atomics_source, stage3_single,
     {"single_per_grid_kernel", .fresh_accesses = 1, .why = ONE_CAS_PER_GRID},
-    {"single_per_block_kernel", .fresh_accesses = 1, .barriers = 1, .why = ONE_CAS_PER_BLOCK})
+    {"single_per_block_kernel", .fresh_accesses = 1, .barriers = 1,
+     .shared = "__shared__", .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = ONE_CAS_PER_BLOCK})
 
 #define SCAN_BARRIERS \
     "the scan needs a barrier after the counts are stored, two per step (read, barrier, " \
     "write, barrier) and one after the last thread has reserved the block's range"
 WB_SOURCE_RULES_TEST(atomics_source, stage4_barriers,
-    {"push_prefix_sum", .fresh_accesses = 1, .barriers = 4, .why = SCAN_BARRIERS})
+    {"push_prefix_sum", .fresh_accesses = 1, .barriers = 4, .shared = "__shared__",
+     .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = SCAN_BARRIERS})
 
 #define LINK_BEFORE_CAS \
     "the new node's link must be visible (a __threadfence, or a release) before the " \

@@ -467,18 +467,24 @@ Test(scan, given_compaction_yardsticks,
  * need no GPU. */
 WB_SOURCE_SUITE(scan_source);
 
+/* Where barriers must stand (wb_test.h): read after write everywhere; the
+ * write after a read is not checked where a right version may write what
+ * no one reads any more without a barrier (the other buffer of the
+ * Hillis-Steele scan, or a warp scanning the totals in place). */
 WB_SOURCE_RULES_TEST(scan_source, stage0_barriers,
-    {"hillis_steele_scan", .barriers = 2,
+    {"hillis_steele_scan", .barriers = 2, .shared = "buffers",
+     .protects = WB_READ_AFTER_WRITE | WB_EACH_ITERATION,
      .why = "a barrier after the first store (the first level reads other threads' words) and "
             "one per level, after the writes (outside any if)"})
 WB_SOURCE_RULES_TEST(scan_source, stage1_barriers,
-    {"up_sweep", .barriers = 1,
+    {"up_sweep", .barriers = 1, .shared = "s", .protects = WB_EACH_ITERATION,
      .why = "a barrier before every level of the up-sweep: each level reads words that other "
             "warps wrote in the level before (the first, the loads)"},
-    {"down_sweep", .barriers = 1,
+    {"down_sweep", .barriers = 1, .shared = "s", .protects = WB_EACH_ITERATION,
      .why = "a barrier before every level of the down-sweep, for the same reason"})
 WB_SOURCE_RULES_TEST(scan_source, stage2_barriers,
-    {"warps_exclusive_scan", .barriers = 1,
+    {"warps_exclusive_scan", .barriers = 1, .shared = "totals",
+     .protects = WB_READ_AFTER_WRITE,
      .why = "a barrier between lane 0's writes of the warps' totals and every warp's reads"})
 WB_SOURCE_RULES_TEST(scan_source, stage4_memory_order,
     {"publish", .orderings = 1, .fresh_accesses = 1,

@@ -480,9 +480,11 @@ WB_SOURCE_SUITE(nbody_source);
     "two barriers per tile: after the tile is loaded (read-after-write) and after it is " \
     "used (write-after-read, before the next tile overwrites it)"
 WB_SOURCE_RULES_TEST(nbody_source, stage3_barriers,
-                     {"forces_tiled", .barriers = 2, .why = TILE_BARRIERS})
+                     {"forces_tiled", .barriers = 2, .shared = "tile",
+                      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = TILE_BARRIERS})
 WB_SOURCE_RULES_TEST(nbody_source, stage4_barriers,
-                     {"forces_tiled_fast", .barriers = 2, .why = TILE_BARRIERS})
+                     {"forces_tiled_fast", .barriers = 2, .shared = "tile",
+                      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = TILE_BARRIERS})
 
 /* ------------------------------------------------------ the given code */
 

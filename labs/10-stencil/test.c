@@ -459,16 +459,18 @@ Test(stencil, stage5_large) { check_large(5); }
 WB_SOURCE_SUITE(stencil_source);
 
 WB_SOURCE_RULES_TEST(stencil_source, stage1_barriers,
-    {"heat2d_tile", .barriers = 1,
+    {"heat2d_tile", .barriers = 1, .shared = "__shared__", .protects = WB_READ_AFTER_WRITE,
      .why = "a __syncthreads() between storing the tile and reading it: without it a thread "
             "may read a neighbour or halo cell that another warp has not stored yet (the "
             "missing __syncthreads after the tile load)"})
 WB_SOURCE_RULES_TEST(stencil_source, stage2_barriers,
-    {"heat2d_march", .barriers = 2,
+    {"heat2d_march", .barriers = 2, .shared = "__shared__",
+     .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ,
      .why = "two __syncthreads() per row: after the row is stored, before a neighbour is read, "
             "and after it is used, before the next row overwrites it"})
 WB_SOURCE_RULES_TEST(stencil_source, stage4_barriers,
-    {"heat3d_march", .barriers = 2,
+    {"heat3d_march", .barriers = 2, .shared = "__shared__",
+     .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ,
      .why = "two __syncthreads() per plane: after the tile is stored, before a neighbour is "
             "read, and after it is used, before the next plane overwrites it"})
 
