@@ -12,6 +12,7 @@ import sys
 import time
 import traceback
 
+import devicecode
 import judge
 import labs
 import reports
@@ -105,6 +106,9 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
             t["output"] = "not run: the lab " + message if build == "failed" else "not run: " + message
         return result
 
+    _, reference_obj = ws.kernels_command(folder, name, side="reference")
+    result["kernels"] = devicecode.lab_kernels(binaries["object"], os.path.join(ws.build, reference_obj),
+                                               os.path.join(ws.src, "labs", folder, "given.cuh"))
     timings, timeouts, stuck_tools = {}, {}, set()
     for t in result["tests"]:
         skip = rubric.not_run_reason(defaults, t["test"], timeouts, spent["tests_s"])
@@ -114,7 +118,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
         lim = rubric.limits_for(defaults, t["test"])
         binary = binaries["hidden" if t["visibility"] != "visible" else "visible"]
         got = judge.run_test(binary, reference_bin, t["suite"], t["test"], lim, seed,
-                             ws.data_dirs(folder), ws.submitted_source(folder))
+                             ws.data_dirs(folder), ws.rule_source(folder))
         spent["tests_s"] += got["seconds"] + got["judge_seconds"]
         if got["timed_out"]:
             stage = rubric.stage_of(t["test"])
@@ -133,7 +137,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
             if sanitizing and not t["test"].startswith("timing_"):   # timing tests repeat stage work
                 findings = t["sanitizer"] = sanitize(binary, reference_bin, t, lim, seed,
                                                      ws.data_dirs(folder),
-                                                     ws.submitted_source(folder),
+                                                     ws.rule_source(folder),
                                                      rubric.sanitizer_tools(lab_rubric, t["test"]),
                                                      stuck_tools)
                 if findings:
@@ -147,7 +151,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
     rubric.apply_prerequisites(result["tests"], lab_rubric)
     if rubric.gpu_work_missing(defaults, lab_rubric, result):
         result["message"] = (result["message"] + "; " if result["message"] else "") + \
-            "no kernel was launched: the rubric requires GPU work"
+            "no GPU work: " + result["gpu_work"]
     if perf:
         result["perf"] = rubric.score_performance(perf, result["tests"], timings)
     result["score"] = sum(t["score"] for t in result["tests"]) + (result["perf"] or {}).get("score", 0.0)

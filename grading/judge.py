@@ -153,15 +153,16 @@ def run_student(binary, suite, test, limits, seed, work, data_dirs=()):
 def run_judge(judge_binary, suite, test, limits, seed, recording, work, source=None):
     """The judge run (trusted binary, not sandboxed); returns (cases from its
     Criterion report, its run (sandbox.run's dict), cases.csv rows,
-    timings.csv rows). source: the submission's kernels.cu, which the
-    lab's source rules read (wb_test.h)."""
+    timings.csv rows). source: the submission's kernels.cu as its compile
+    saw it (trees.Workspace.rule_source), which the lab's source rules read
+    (wb_test.h)."""
     out = os.path.join(work, "judge")
     os.makedirs(out)
     report = os.path.join(out, "report.json")
     env = dict(os.environ, WB_JUDGE=recording, WB_JUDGE_OUT=out, WB_SEED=seed,
                WB_RESULTS_DIR=out, WB_STRICT_TIMING="1", **limits.get("env", {}))
     if source:
-        env["WB_KERNELS_SOURCE"] = source
+        env["WB_KERNELS_PREPROCESSED"] = source
     run = sandbox.run([judge_binary, f"--filter={suite}/{test}", "--jobs=1", "--verbose",
                        f"--json={report}"], cwd=out, env=env,
                       wall_s=limits["wall_s"] * 2, cpu_s=limits["cpu_s"] * 2,
