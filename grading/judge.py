@@ -100,6 +100,16 @@ def unfinished(cases):
     return reasons
 
 
+def record_view(binary, data_dirs, listening):
+    """The record run's sandbox: the binary, its libraries, the lab's data
+    files and the channel's folder, read-only, and the GPU. Its only
+    writable place is its private /tmp, memory of at most sandbox.TMP_BYTES
+    (its working folder: Criterion's own report goes there and decides
+    nothing)."""
+    return sandbox.view_args(ro=[binary, *sandbox.library_dirs(binary), *data_dirs, listening],
+                             gpu=True, chdir="/tmp")
+
+
 def run_student(binary, suite, test, limits, seed, work, data_dirs=()):
     """The record run in a sandbox that sees the binary, its libraries, the
     lab's data files (data_dirs, read-only) and the grader's channel;
@@ -110,10 +120,7 @@ def run_student(binary, suite, test, limits, seed, work, data_dirs=()):
     os.makedirs(listening)
     heard = channel.Channel(listening, f"{suite}.{test}", record_dir=recording)
     try:
-        # Its only writable place is its private /tmp (sandbox.TMP_BYTES):
-        # Criterion's own report goes there and decides nothing.
-        view = sandbox.view_args(ro=[binary, *sandbox.library_dirs(binary), *data_dirs, listening],
-                                 gpu=True, chdir="/tmp")
+        view = record_view(binary, data_dirs, listening)
         argv = list(limits.get("wrapper", [])) + [binary, f"--filter={suite}/{test}", "--jobs=1",
                                                    "--verbose", "--json=/tmp/report.json"]
         env = sandbox.minimal_env(WB_CHANNEL=heard.path, WB_SEED=seed, **limits.get("env", {}))
