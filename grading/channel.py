@@ -40,8 +40,9 @@ import threading
 import time
 
 RECORD_BYTES = 2 << 30          # the most a run's recordings may hold
-MESSAGE_BYTES = 65536 + 4096    # common/wb_channel.c: CHUNK_BYTES and a header
+MESSAGE_BYTES = (1 << 20) + 8192   # common/wb_channel.c: CHUNK_BYTES_MAX, a header and a label
 MAX_CONNECTIONS = 256           # a runner and its workers need a few at a time
+BATCH_MESSAGES = 256            # read from one connection before looking at the others
 HEAD = struct.Struct("<cI")     # kind, label length
 DATA_LEN = struct.Struct("<Q")
 CREDENTIALS = struct.Struct("iII")   # struct ucred: pid, uid, gid
@@ -77,8 +78,8 @@ class Case:
 
 
 class _Connection:
-    def __init__(self, sock, pid):
-        self.sock, self.pid = sock, pid
+    def __init__(self, sock, pid, order):
+        self.sock, self.pid, self.order = sock, pid, order
         self.case = None
         self.data_left = 0          # bytes of the current entry still to come
         self.keep = False           # whether those bytes go to the recording
@@ -115,6 +116,9 @@ class Channel:
         self.begun = set()
         self._open = None
         self._connections = {}
+        self._accepted = 0
+        self._buffer = bytearray(MESSAGE_BYTES)   # each message is read into it
+        self._view = memoryview(self._buffer)
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         self._listener.bind(self.path)
@@ -130,45 +134,59 @@ class Channel:
 
     def _serve(self):
         while not self._stop.is_set():
+            ready = []
             for key, _ in self._selector.select(timeout=0.05):
                 if key.fileobj is self._listener:
-                    self._accept()
+                    while self._accept():
+                        pass
                 else:
-                    self._read(key.data)
+                    ready.append(key.data)
+            # In the order the processes connected: the runner's hello, sent
+            # before it started any worker, is taken before a worker's begin.
+            for connection in sorted(ready, key=lambda c: c.order):
+                for _ in range(BATCH_MESSAGES):
+                    if not self._read(connection):
+                        break
         # The process has ended: what it sent before is still taken.
         for connection in list(self._connections.values()):
             while self._read(connection):
                 pass
 
     def _accept(self):
+        """Takes one waiting connection; False when none was waiting."""
         try:
             sock, _ = self._listener.accept()
         except OSError:
-            return
+            return False
+        self._accepted += 1
         if len(self._connections) >= MAX_CONNECTIONS:
             sock.close()
-            return
+            return True
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         sock.setblocking(False)
         pid = CREDENTIALS.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                                  CREDENTIALS.size))[0]
-        connection = _Connection(sock, pid)
+        connection = _Connection(sock, pid, self._accepted)
         self._connections[sock.fileno()] = connection
         self._selector.register(sock, selectors.EVENT_READ, connection)
+        return True
 
     def _read(self, connection):
         """Takes one message; False when there was none (or the connection
         ended)."""
+        if connection.sock.fileno() < 0:
+            return False       # dropped earlier in this round
         try:
-            data, ancillary, flags, _ = connection.sock.recvmsg(
-                MESSAGE_BYTES, socket.CMSG_SPACE(CREDENTIALS.size))
+            size, ancillary, flags, _ = connection.sock.recvmsg_into(
+                [self._buffer], socket.CMSG_SPACE(CREDENTIALS.size))
         except (BlockingIOError, InterruptedError):
             return False
         except OSError:
-            data = b""
-        if not data:
+            size = 0
+        if not size:
             self._drop(connection)
             return False
+        data = self._view[:size]
         sender = None
         for level, kind, payload in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
@@ -201,7 +219,7 @@ class Channel:
         at = HEAD.size + label_len
         if len(message) < at + DATA_LEN.size:
             return
-        label = message[HEAD.size:at].decode("utf-8", "replace")
+        label = bytes(message[HEAD.size:at]).decode("utf-8", "replace")
         data_len = DATA_LEN.unpack_from(message, at)[0]
         data = message[at + DATA_LEN.size:]
         connection.data_left = max(data_len - len(data), 0)

@@ -123,7 +123,10 @@ def run_student(binary, suite, test, limits, seed, work, data_dirs=()):
         view = record_view(binary, data_dirs, listening)
         argv = list(limits.get("wrapper", [])) + [binary, f"--filter={suite}/{test}", "--jobs=1",
                                                    "--verbose", "--json=/tmp/report.json"]
-        env = sandbox.minimal_env(WB_CHANNEL=heard.path, WB_SEED=seed, **limits.get("env", {}))
+        # WB_RECORD marks the record step, where the source rules decide
+        # nothing and do not run (common/wb_rules.c): the judge runs them.
+        env = sandbox.minimal_env(WB_CHANNEL=heard.path, WB_RECORD=1, WB_SEED=seed,
+                                  **limits.get("env", {}))
         run = sandbox.run(argv, cwd=work, env=env, wall_s=limits["wall_s"],
                           cpu_s=limits["cpu_s"], file_bytes=channel.RECORD_BYTES,
                           output_bytes=limits["output_bytes"], sandbox=view)

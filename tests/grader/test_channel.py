@@ -72,8 +72,10 @@ def honest_problems(peer, tmp):
         problems.append(f"honest peer: timing series {[(s.label, len(s.times_ns)) for s in series]}")
     else:
         ms = series[0].ms_per_call()
-        if not 1.0 <= ms < 1.5:   # 2 ms of work over 2 calls, plus the hand-shake
-            problems.append(f"honest peer: the grader timed {ms:.4f} ms per call, not about 1")
+        # 2 ms of work over 2 calls, plus the hand-shake: never less than the
+        # work; more on a loaded machine (CI's), where the grader waits for a CPU.
+        if not 1.0 <= ms < 10.0:
+            problems.append(f"honest peer: the grader timed {ms:.4f} ms per call, not 1 to 10")
     # The judge's run of the same case gets the same seeds in the same order.
     _, again, _ = run_peer(peer, tmp, ["honest", "20", "2", "0"], seeds=heard.seeds())
     if not again.cases or again.cases[0].seeds != case.seeds:
