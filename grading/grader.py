@@ -12,6 +12,7 @@ import sys
 import time
 import traceback
 
+import devicecode
 import judge
 import labs
 import reports
@@ -105,6 +106,9 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
             t["output"] = "not run: the lab " + message if build == "failed" else "not run: " + message
         return result
 
+    _, reference_obj = ws.kernels_command(folder, name, side="reference")
+    result["kernels"] = devicecode.lab_kernels(binaries["object"], os.path.join(ws.build, reference_obj),
+                                               os.path.join(ws.src, "labs", folder, "given.cuh"))
     timings, timeouts, stuck_tools = {}, {}, set()
     for t in result["tests"]:
         skip = rubric.not_run_reason(defaults, t["test"], timeouts, spent["tests_s"])
@@ -147,7 +151,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
     rubric.apply_prerequisites(result["tests"], lab_rubric)
     if rubric.gpu_work_missing(defaults, lab_rubric, result):
         result["message"] = (result["message"] + "; " if result["message"] else "") + \
-            "no kernel was launched: the rubric requires GPU work"
+            "no GPU work: " + result["gpu_work"]
     if perf:
         result["perf"] = rubric.score_performance(perf, result["tests"], timings)
     result["score"] = sum(t["score"] for t in result["tests"]) + (result["perf"] or {}).get("score", 0.0)

@@ -109,17 +109,27 @@ def not_run_reason(defaults, test, timeouts, spent_s):
 
 
 def gpu_work_missing(defaults, lab_rubric, result):
-    """The rule `require_gpu`: when the submission's code launched no kernel
-    in any test of the lab (and the GPU was there), its passing tests score
-    nothing. True when the rule applied."""
+    """The rule `require_gpu`: the lab's passing tests score nothing when
+    its code shows no GPU work (and the GPU was there). The evidence, first
+    what the submission cannot write: its compiled device code
+    (devicecode.py: where the reference's kernels.cu defines kernels of its
+    own, the student's object must hold at least one), then the launches its
+    test processes counted. True when the rule applied."""
     if not (defaults.get("require_gpu", True) and lab_rubric.get("require_gpu", True)
-            and result["gpu_ran"] and result["launches"] == 0):
+            and result["gpu_ran"]):
+        return False
+    kernels = result.get("kernels") or {}
+    if kernels.get("reference") and kernels.get("student") == []:
+        why = ("your kernels.cu defines no kernel (its compiled device code holds none of its own): "
+               "the work must run on the GPU")
+    elif result["launches"] == 0:
+        why = "your code launched no kernel in any test of this lab (the work must run on the GPU)"
+    else:
         return False
     for t in result["tests"]:
         if t["status"] == "passed" and t["max_score"] > 0:
-            t.update(status="failed", score=0.0,
-                     output="no points: your code launched no kernel in any test of this lab "
-                            "(the work must run on the GPU)\n\n" + t["output"])
+            t.update(status="failed", score=0.0, output=f"no points: {why}\n\n" + t["output"])
+    result["gpu_work"] = why
     return True
 
 

@@ -218,7 +218,8 @@ def build_student(ws, folder, name, source, hidden=()):
     """(status, message, binaries): status "ok", "failed" (does not compile
     or link) or "rejected" (the static check); binaries {"hidden": the test
     binary for the hidden tests (names in hidden), "visible": for the others
-    (without the hidden tests' code: visible_test_object)}."""
+    (without the hidden tests' code: visible_test_object), "object": the
+    student's checked object}."""
     ok, output, obj = ws.compile_student(folder, name, source)
     if not ok:
         return "failed", "does not compile:\n" + labs.compiler_messages(output), None
@@ -229,7 +230,7 @@ def build_student(ws, folder, name, source, hidden=()):
     ok, output, binary = ws.link_student(folder, name, obj)
     if not ok:
         return "failed", "does not link:\n" + labs.compiler_messages(output), None
-    binaries = {"hidden": binary, "visible": binary}
+    binaries = {"hidden": binary, "visible": binary, "object": obj}
     visible_object = ws.visible_test_object(folder, name, hidden)
     if visible_object:
         ok, output, binaries["visible"] = ws.link_student(
