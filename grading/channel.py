@@ -256,10 +256,8 @@ class Channel:
             series = case.series[-1]
             series.times_ns.append(time.monotonic_ns() - series.started_ns)
             series.started_ns = None
-        elif kind == b"L":
-            unnamed = [s for s in case.series if s.label is None]
-            if unnamed:
-                unnamed[-1].label = label
+        elif kind == b"L" and case.series and case.series[-1].label is None:
+            case.series[-1].label = label      # the series that just ended
 
     def _continue_entry(self, connection, data):
         connection.data_left = max(connection.data_left - len(data), 0)
