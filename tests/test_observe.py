@@ -80,8 +80,17 @@ def main():
                     os.path.join(tmp, "recorded.json"))
             finally:
                 heard.close()
-            verdicts = run(binary, dict(clean, WB_JUDGE=record, WB_JUDGE_OUT=out, WB_SEED="7"),
-                           os.path.join(tmp, "judged.json"), os.path.join(out, "cases.csv"))
+            # The judge's run has a channel of its own too (judge.run_judge).
+            judging = channel.Channel(out, None, seeds=heard.seeds())
+            try:
+                verdicts = run(binary, dict(clean, WB_JUDGE=record, WB_JUDGE_OUT=out, WB_SEED="7",
+                                            WB_CHANNEL=judging.path),
+                               os.path.join(tmp, "judged.json"), os.path.join(out, "cases.csv"))
+            finally:
+                judging.close()
+            if len(judging.cases) != len(heard.cases):
+                problems.append(f"{name}: the judge's run began {len(judging.cases)} cases, "
+                                f"the record run {len(heard.cases)}")
         for test in ("an_int", "a_buffer", "a_message", "ends_early", "ends_late", "takes_another_path",
                      "fails_after_its_results", "cases_in_order", "sealed"):
             want = expected.get(test, "PASSED")
