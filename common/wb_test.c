@@ -209,7 +209,8 @@ static entry expect_observation(const char *what)
     if (e.kind == WB_ENTRY_ERROR)
         judge_fail("your code's run of this case failed before '%s': %.*s", what,
                    (int)e.label_len, e.label);
-    if (e.kind != WB_ENTRY_OBSERVATION || e.label_len != strlen(what) || memcmp(e.label, what, e.label_len) != 0)
+    if (e.kind != WB_ENTRY_OBSERVATION || e.label_len != strlen(what) ||
+        memcmp(e.label, what, e.label_len) != 0)
         judge_fail("your code's run of this case went another way: expected the result '%s', "
                    "its recording has '%.*s' there " WB_SEED_HINT,
                    what, (int)e.label_len, e.label, wb_seed());
