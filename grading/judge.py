@@ -118,16 +118,20 @@ def run_student(binary, suite, test, limits, seed, work, data_dirs=()):
     listening = os.path.join(work, "student")
     os.makedirs(recording)
     os.makedirs(listening)
+    # Without a sandbox (sandbox.note says what is lost) the process works
+    # in a folder of its own, not in the machine's /tmp.
+    scratch = "/tmp" if sandbox.available()[0] else os.path.join(work, "scratch")
+    os.makedirs(scratch, exist_ok=True)
     heard = channel.Channel(listening, f"{suite}.{test}", record_dir=recording)
     try:
         view = record_view(binary, data_dirs, listening)
         argv = list(limits.get("wrapper", [])) + [binary, f"--filter={suite}/{test}", "--jobs=1",
-                                                   "--verbose", "--json=/tmp/report.json"]
+                                                   "--verbose", f"--json={scratch}/report.json"]
         # WB_RECORD marks the record step, where the source rules decide
         # nothing and do not run (common/wb_rules.c): the judge runs them.
         env = sandbox.minimal_env(WB_CHANNEL=heard.path, WB_RECORD=1, WB_SEED=seed,
                                   **limits.get("env", {}))
-        run = sandbox.run(argv, cwd=work, env=env, wall_s=limits["wall_s"],
+        run = sandbox.run(argv, cwd=scratch, env=env, wall_s=limits["wall_s"],
                           cpu_s=limits["cpu_s"], file_bytes=channel.RECORD_BYTES,
                           output_bytes=limits["output_bytes"], sandbox=view)
     finally:
