@@ -160,8 +160,9 @@ typedef void (*wb_gpu_work)(void *context);
  * repetition that the host's clock, up to cudaDeviceSynchronize, finds much
  * longer than its events (work left running on a stream of its own, or
  * another process on the GPU) was not fully timed: that fails through
- * wb_fail where the environment sets WB_STRICT_TIMING (the grader does), and
- * is a warning on stderr elsewhere. */
+ * wb_fail where the environment sets WB_STRICT_TIMING, and is a warning on
+ * stderr elsewhere. Under the grader its own clock times each repetition
+ * instead (wb_timing_clock below). */
 wb_timing wb_time_gpu(wb_gpu_work work, void *context, int warmup, int repetitions);
 
 /* The same with `calls` runs of work back to back between each pair of
