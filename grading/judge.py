@@ -208,8 +208,10 @@ def run_test(student_binary, judge_binary, suite, test, limits, seed, data_dirs=
     judged (the judge's messages), seconds, timed_out (the student's process
     ran out of time), launches, finished cases, timings (rows of
     timings.csv), clock (clock_times: the grader's own times)."""
-    # A short folder: the channel's socket path must fit a Unix address.
-    work = tempfile.mkdtemp(prefix="wbtest-", dir="/tmp")
+    # The channels' sockets live in it, and a Unix socket's path has at most
+    # 107 bytes: where the temporary folder's path is too long, /tmp.
+    base = tempfile.gettempdir()
+    work = tempfile.mkdtemp(prefix="wbtest-", dir=base if len(base) < 64 else "/tmp")
     try:
         student, heard = run_student(student_binary, suite, test, limits, seed, work, data_dirs)
         cases, judged_run, case_rows, timing_rows, reference = run_judge(
