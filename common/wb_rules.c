@@ -1,8 +1,21 @@
 /*
  * wb_rules.c - source rules: the check behind wb_check_source_rules.
  *
- * Reads the kernels.cu under test, blanks its comments and literals, finds
- * each function a rule names and counts three kinds of words in its body:
+ * The rules read the kernels.cu under test as the compiler saw it: the
+ * output of nvcc's preprocessor (-E) with the lab's own compile flags
+ * (meson.build makes it for a build, for its first architecture; the grader
+ * makes one per architecture it builds, in the sandbox of the student's
+ * compile, grading/trees.py). So a #define, an #undef or a macro cannot
+ * change what a rule sees without changing what is compiled, and code kept
+ * for one architecture only is judged on that architecture. Of that text
+ * only the lines that come from kernels.cu itself count (not the headers).
+ *
+ * Each function a rule names is found (every definition of it must pass),
+ * and its body is read together with the bodies of the functions it calls
+ * that are defined in kernels.cu (at each call, recursion aside): a fence
+ * or a barrier in a helper counts where the helper is called.
+ *
+ * Counting rules (orderings, fresh accesses, barriers) count words:
  *   orderings  __threadfence(), __threadfence_system(), memory_order_acquire,
  *              _release, _acq_rel, _seq_cst, and an atomic_ref load, store,
  *              exchange or fetch_ call without a memory order (seq_cst);
@@ -15,7 +28,9 @@
  *   barriers   __syncthreads*(), __syncwarp(), and cooperative groups' sync().
  * In a rule of device scope, cuda::thread_scope_block (or _thread) in the
  * body is a problem of its own: such an atomic orders nothing for other SMs.
- * Only the function's own body counts, not the functions it calls.
+ *
+ * Placement rules (.shared) check where the block's barriers stand, not how
+ * many there are: wb_barriers.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -24,19 +39,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wb_test.h"
+#include "wb_rules.h"
 
-typedef struct {
-    int orderings, fresh, barriers;
-    int narrow;   /* block- or thread-scope atomics */
-} counts;
+/* ------------------------------------------------------------ the text */
 
-/* The text with comments, string and character literals turned into spaces
- * (newlines kept), so that a fence in a comment counts for nothing. */
-static char *read_blanked(const char *path)
+static char *read_file(const char *path)
 {
     FILE *f = fopen(path, "rb");
-    cr_assert(f, "source rules: cannot read %s: %s", path, strerror(errno));
+    cr_assert(f, "source rules: cannot read %s: %s (the preprocessed kernels.cu: rebuild with "
+              "ninja, which makes it)", path, strerror(errno));
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -45,6 +56,13 @@ static char *read_blanked(const char *path)
     size_t got = fread(text, 1, (size_t)size, f);
     fclose(f);
     text[got] = '\0';
+    return text;
+}
+
+/* Comments, string and character literals turned into spaces (newlines
+ * kept), so that a fence in a string counts for nothing. */
+static void blank_literals(char *text)
+{
     for (char *p = text; *p;) {
         char *end;
         if (p[0] == '/' && p[1] == '/') {
@@ -66,22 +84,76 @@ static char *read_blanked(const char *path)
             if (*p != '\n')
                 *p = ' ';
     }
-    return text;
 }
 
-static bool is_word_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+/* Appends to *out (of *used bytes) n bytes of line, then a newline. */
+static void append_line(char **out, size_t *used, size_t *cap, const char *line, size_t n)
+{
+    if (*used + n + 2 > *cap) {
+        *cap = (*used + n + 2) * 2;
+        *out = realloc(*out, *cap);
+        cr_assert(*out, "out of host memory");
+    }
+    memcpy(*out + *used, line, n);
+    *used += n;
+    (*out)[(*used)++] = '\n';
+    (*out)[*used] = '\0';
+}
 
-static const char *skip_space(const char *p)
+/* The lines of one preprocessor output (`# N "file"` line markers) that come
+ * from the main file (the first marker's), each on its own source line so
+ * that a position gives its line number; every other line blank, and so
+ * are the directives left (#pragma). *main_name gets the file's name. */
+static char *main_file_lines(const char *pre, char *main_name, size_t name_size)
+{
+    size_t used = 0, cap = 4096;
+    char *out = calloc(cap, 1);
+    cr_assert(out, "out of host memory");
+    int line = 1, lines_out = 0;
+    bool in_main = false;
+    main_name[0] = '\0';
+    for (const char *p = pre; *p;) {
+        const char *end = strchr(p, '\n');
+        end = end ? end : p + strlen(p);
+        const char *q = p;
+        while (q < end && (*q == ' ' || *q == '\t'))
+            q++;
+        int number;
+        char name[512];
+        if (*q == '#' && sscanf(q, "# %d \"%511[^\"]\"", &number, name) == 2) {
+            if (!main_name[0])
+                snprintf(main_name, name_size, "%s", name);
+            in_main = !strcmp(name, main_name);
+            line = number;
+        } else {
+            if (in_main && *q != '#') {
+                // Blank lines up to this one keep its number.
+                for (; lines_out < line - 1; lines_out++)
+                    append_line(&out, &used, &cap, "", 0);
+                append_line(&out, &used, &cap, p, (size_t)(end - p));
+                lines_out++;
+            }
+            line++;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return out;
+}
+
+/* ------------------------------------------------------------ the words */
+
+bool wb_is_word_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+const char *wb_skip_space(const char *p)
 {
     while (isspace((unsigned char)*p))
         p++;
     return p;
 }
 
-/* The character after the bracket that closes the one at open, or NULL. */
-static const char *after_closing(const char *open)
+const char *wb_after_closing(const char *open)
 {
-    char o = *open, c = o == '(' ? ')' : '}';
+    char o = *open, c = o == '(' ? ')' : o == '[' ? ']' : o == '<' ? '>' : '}';
     int depth = 0;
     for (const char *p = open; *p; p++) {
         depth += (*p == o) - (*p == c);
@@ -91,53 +163,16 @@ static const char *after_closing(const char *open)
     return NULL;
 }
 
-/* Next occurrence of the whole word `word` in [from, to), or NULL. */
-static const char *find_word(const char *from, const char *to, const char *word)
+const char *wb_find_word(const char *from, const char *to, const char *word)
 {
     size_t n = strlen(word);
     for (const char *p = from; p + n <= to && (p = strstr(p, word)) && p + n <= to; p += n)
-        if ((p == from || !is_word_char(p[-1])) && !is_word_char(p[n]))
+        if ((p == from || !wb_is_word_char(p[-1])) && !wb_is_word_char(p[n]))
             return p;
     return NULL;
 }
 
-/* The body ({ ... }) of a definition of `name` found in [from, to): a name
- * followed by a parameter list, qualifiers, then a brace. *end gets the end. */
-static const char *find_definition(const char *from, const char *to, const char *name,
-                                   const char **end)
-{
-    for (const char *p = from; (p = find_word(p, to, name)); p++) {
-        const char *q = skip_space(p + strlen(name));
-        if (*q != '(' || !(q = after_closing(q)))
-            continue;
-        for (q = skip_space(q); is_word_char(*q); q = skip_space(q))   // const, noexcept
-            while (is_word_char(*q))
-                q++;
-        if (*q == '{' && (*end = after_closing(q)) && *end <= to)
-            return q;
-    }
-    return NULL;
-}
-
-/* The body of `struct Name { ... }` (or class) in [from, to). */
-static const char *find_struct(const char *from, const char *to, const char *name, const char **end)
-{
-    for (const char *p = from; (p = find_word(p, to, name)); p++) {
-        const char *before = p;
-        while (before > from && isspace((unsigned char)before[-1]))
-            before--;
-        bool tagged = (before - from >= 6 && !strncmp(before - 6, "struct", 6)) ||
-                      (before - from >= 5 && !strncmp(before - 5, "class", 5));
-        const char *q = p + strlen(name);
-        while (*q && *q != '{' && *q != ';')   // a base class list
-            q++;
-        if (tagged && *q == '{' && (*end = after_closing(q)) && *end <= to)
-            return q;
-    }
-    return NULL;
-}
-
-static bool word_is(const char *p, size_t n, const char *word)
+bool wb_word_is(const char *p, size_t n, const char *word)
 {
     return strlen(word) == n && !strncmp(p, word, n);
 }
@@ -148,72 +183,234 @@ static bool starts_with(const char *p, size_t n, const char *prefix)
     return n >= k && !strncmp(p, prefix, k);
 }
 
+bool wb_declared_here(const char *p, const char *from)
+{
+    const char *q = p;
+    while (q > from && isspace((unsigned char)q[-1]))
+        q--;
+    if (q == from)
+        return false;
+    if (q[-1] == '>')   // atomic_ref<int> flag(*word), but not p->call()
+        return !(q - 1 > from && q[-2] == '-');
+    if (!wb_is_word_char(q[-1]))
+        return false;
+    const char *word = q;
+    while (word > from && wb_is_word_char(word[-1]))
+        word--;
+    static const char *const before_calls[] = {"return", "else", "do", "case", "throw"};
+    for (size_t i = 0; i < sizeof before_calls / sizeof before_calls[0]; i++)
+        if (wb_word_is(word, (size_t)(q - word), before_calls[i]))
+            return false;
+    return true;
+}
+
+/* Words that take parentheses and a brace without being functions. */
+static bool control_word(const char *w, size_t n)
+{
+    static const char *const words[] = {"if", "for", "while", "switch", "do", "return", "sizeof",
+                                        "catch", "__attribute__", "decltype", "alignof",
+                                        "__align__", "static_assert", "defined"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (wb_word_is(w, n, words[i]))
+            return true;
+    return false;
+}
+
+const char *wb_find_definition(const char *from, const char *to, const char *name, size_t n,
+                               const char **params, const char **end)
+{
+    char word[128];
+    if (n >= sizeof word || control_word(name, n))
+        return NULL;
+    memcpy(word, name, n);
+    word[n] = '\0';
+    for (const char *p = from; (p = wb_find_word(p, to, word)); p++) {
+        const char *open = wb_skip_space(p + n), *q;
+        if (*open != '(' || !(q = wb_after_closing(open)))
+            continue;
+        for (q = wb_skip_space(q); wb_is_word_char(*q); q = wb_skip_space(q))   // const, noexcept
+            while (wb_is_word_char(*q))
+                q++;
+        if (*q == '{' && (*end = wb_after_closing(q)) && *end <= to) {
+            if (params)
+                *params = open;
+            return q;
+        }
+    }
+    return NULL;
+}
+
+/* The body of `struct Name { ... }` (or class) in [from, to). */
+static const char *find_struct(const char *from, const char *to, const char *name, const char **end)
+{
+    for (const char *p = from; (p = wb_find_word(p, to, name)); p++) {
+        const char *before = p;
+        while (before > from && isspace((unsigned char)before[-1]))
+            before--;
+        bool tagged = (before - from >= 6 && !strncmp(before - 6, "struct", 6)) ||
+                      (before - from >= 5 && !strncmp(before - 5, "class", 5));
+        const char *q = p + strlen(name);
+        while (*q && *q != '{' && *q != ';')   // a base class list
+            q++;
+        if (tagged && *q == '{' && (*end = wb_after_closing(q)) && *end <= to)
+            return q;
+    }
+    return NULL;
+}
+
+int wb_line_of(const char *text, const char *p)
+{
+    int line = 1;
+    for (const char *q = text; q < p; q++)
+        line += *q == '\n';
+    return line;
+}
+
+/* ------------------------------------------------------------ counting */
+
+typedef struct {
+    int orderings, fresh, barriers;
+    int narrow;   /* block- or thread-scope atomics */
+} counts;
+
 /* An atomic_ref (or cuda::atomic) operation: .load( .store( .exchange(
  * .fetch_xxx( .compare_exchange_xxx( */
 static bool atomic_member(const char *word, size_t n)
 {
-    return word_is(word, n, "load") || word_is(word, n, "store") || word_is(word, n, "exchange") ||
-           starts_with(word, n, "fetch_") || starts_with(word, n, "compare_exchange_");
+    return wb_word_is(word, n, "load") || wb_word_is(word, n, "store") ||
+           wb_word_is(word, n, "exchange") || starts_with(word, n, "fetch_") ||
+           starts_with(word, n, "compare_exchange_");
 }
 
-static counts count_body(const char *body, const char *end, wb_scope scope)
+/* The functions being counted, callers first: a call of one of them (a
+ * recursion) counts nothing more. Each other call counts its callee's body
+ * again (a helper called twice is two barriers), up to a budget of bodies
+ * that a call tree cannot blow up. */
+typedef struct {
+    const char *stack[16];
+    int depth;
+    int budget;
+} visited;
+
+static bool enter(visited *v, const char *body)
 {
-    counts c = {0, 0, 0, 0};
+    if (v->depth == (int)(sizeof v->stack / sizeof v->stack[0]) || v->budget <= 0)
+        return false;
+    for (int i = 0; i < v->depth; i++)
+        if (v->stack[i] == body)
+            return false;
+    v->stack[v->depth++] = body;
+    v->budget--;
+    return true;
+}
+
+static void count_body(const char *text, const char *body, const char *end, wb_scope scope,
+                       visited *v, counts *c);
+
+static counts least_of(counts a, counts b)
+{
+    return (counts){a.orderings < b.orderings ? a.orderings : b.orderings,
+                    a.fresh < b.fresh ? a.fresh : b.fresh,
+                    a.barriers < b.barriers ? a.barriers : b.barriers,
+                    a.narrow > b.narrow ? a.narrow : b.narrow};
+}
+
+/* A call of a function defined in the file: its body counts here (of
+ * several definitions of the name, the one with the least, so that a decoy
+ * cannot stand in for the one called). Returns whether name is such a
+ * function. */
+static bool count_callee(const char *text, const char *w, size_t n, wb_scope scope, visited *v,
+                         counts *c)
+{
+    const char *to = text + strlen(text), *end, *body;
+    counts least = {0, 0, 0, 0};
+    bool any = false, counted = false;
+    for (const char *from = text; (body = wb_find_definition(from, to, w, n, NULL, &end));
+         from = end) {
+        any = true;
+        if (!enter(v, body))
+            continue;
+        counts one = {0, 0, 0, 0};
+        count_body(text, body, end, scope, v, &one);
+        v->depth--;
+        least = counted ? least_of(least, one) : one;
+        counted = true;
+    }
+    c->orderings += least.orderings;
+    c->fresh += least.fresh;
+    c->barriers += least.barriers;
+    c->narrow += least.narrow;
+    return any;
+}
+
+static void count_body(const char *text, const char *body, const char *end, wb_scope scope,
+                       visited *v, counts *c)
+{
     for (const char *p = body; p < end;) {
-        if (!is_word_char(*p) || (p > body && is_word_char(p[-1]))) {
+        if (!wb_is_word_char(*p) || (p > body && wb_is_word_char(p[-1]))) {
             p++;
             continue;
         }
         const char *w = p;
-        while (p < end && is_word_char(*p))
+        while (p < end && wb_is_word_char(*p))
             p++;
         size_t n = (size_t)(p - w);
-        const char *next = skip_space(p);
+        const char *next = wb_skip_space(p);
+        if (*next == '<') {   // a template's arguments: helper<T>(...)
+            const char *closing = wb_after_closing(next);
+            if (closing && closing < end && *wb_skip_space(closing) == '(')
+                next = wb_skip_space(closing);
+        }
         bool call = *next == '(';
         const char *before = w;
         while (before > body && isspace((unsigned char)before[-1]))
             before--;
         bool member = before > body && (before[-1] == '.' || (before[-1] == '>' && before[-2] == '-'));
-        if (word_is(w, n, "__threadfence") || word_is(w, n, "__threadfence_system") ||
-            (scope == WB_BLOCK_SCOPE && word_is(w, n, "__threadfence_block")) ||
-            word_is(w, n, "memory_order_acquire") || word_is(w, n, "memory_order_release") ||
-            word_is(w, n, "memory_order_acq_rel") || word_is(w, n, "memory_order_seq_cst"))
-            c.orderings++;
-        else if (word_is(w, n, "volatile") || word_is(w, n, "__ldcv") || word_is(w, n, "__ldcg") ||
-                 word_is(w, n, "__stcg") || word_is(w, n, "__stwt") ||
+        if (wb_word_is(w, n, "__threadfence") || wb_word_is(w, n, "__threadfence_system") ||
+            (scope == WB_BLOCK_SCOPE && wb_word_is(w, n, "__threadfence_block")) ||
+            wb_word_is(w, n, "memory_order_acquire") || wb_word_is(w, n, "memory_order_release") ||
+            wb_word_is(w, n, "memory_order_acq_rel") || wb_word_is(w, n, "memory_order_seq_cst"))
+            c->orderings++;
+        else if (wb_word_is(w, n, "volatile") || wb_word_is(w, n, "__ldcv") ||
+                 wb_word_is(w, n, "__ldcg") || wb_word_is(w, n, "__stcg") ||
+                 wb_word_is(w, n, "__stwt") ||
                  (call && n > 6 && !strncmp(w, "atomic", 6) && isupper((unsigned char)w[6])))
-            c.fresh++;
-        else if (call && (starts_with(w, n, "__syncthreads") || word_is(w, n, "__syncwarp") ||
-                          word_is(w, n, "sync")))
-            c.barriers++;
-        else if (word_is(w, n, "thread_scope_block") || word_is(w, n, "thread_scope_thread"))
-            c.narrow++;
+            c->fresh++;
+        else if (call && (starts_with(w, n, "__syncthreads") || wb_word_is(w, n, "__syncwarp") ||
+                          wb_word_is(w, n, "sync")))
+            c->barriers++;
+        else if (wb_word_is(w, n, "thread_scope_block") || wb_word_is(w, n, "thread_scope_thread"))
+            c->narrow++;
+        else if (call && !wb_declared_here(w, body) && count_callee(text, w, n, scope, v, c))
+            ;   // a helper of the file (a member one too: a wrapper's store())
         else if (call && member && atomic_member(w, n)) {
-            c.fresh++;
-            const char *args_end = after_closing(next);
+            c->fresh++;
+            const char *args_end = wb_after_closing(next);
             if (!args_end)
                 continue;
-            bool rmw = !word_is(w, n, "load") && !word_is(w, n, "store");
-            bool both = find_word(next, args_end, "memory_order_acq_rel") ||
-                        find_word(next, args_end, "memory_order_seq_cst");
+            bool rmw = !wb_word_is(w, n, "load") && !wb_word_is(w, n, "store");
+            bool both = wb_find_word(next, args_end, "memory_order_acq_rel") ||
+                        wb_find_word(next, args_end, "memory_order_seq_cst");
             // Without a memory_order argument an atomic_ref operation is
             // seq_cst: a load acquires, a store releases, a read-modify-write
             // does both. An explicit order counts as its word (above); an
             // acq_rel or seq_cst read-modify-write counts once more.
-            if (!both && !find_word(next, args_end, "memory_order_relaxed") &&
-                !find_word(next, args_end, "memory_order_acquire") &&
-                !find_word(next, args_end, "memory_order_release"))
-                c.orderings += rmw ? 2 : 1;
+            if (!both && !wb_find_word(next, args_end, "memory_order_relaxed") &&
+                !wb_find_word(next, args_end, "memory_order_acquire") &&
+                !wb_find_word(next, args_end, "memory_order_release"))
+                c->orderings += rmw ? 2 : 1;
             else if (both && rmw)
-                c.orderings++;
+                c->orderings++;
         }
     }
-    return c;
 }
 
-/* The counts over every definition of rule->function ("name" or
- * "Struct::name"); false when there is none. */
-static bool count_function(const char *text, const wb_source_rule *rule, counts *total)
+/* Calls f(text, body, end, rule, ...) for every definition of
+ * rule->function ("name" or "Struct::name") in text; returns how many. */
+int wb_each_definition(const char *text, const wb_source_rule *rule,
+                       void (*f)(const char *text, const char *params, const char *body,
+                                 const char *end, void *arg),
+                       void *arg)
 {
     const char *from = text, *to = text + strlen(text);
     char scope_name[128];
@@ -223,63 +420,110 @@ static bool count_function(const char *text, const wb_source_rule *rule, counts 
         name = colons + 2;
         const char *struct_end;
         if (!(from = find_struct(text, to, scope_name, &struct_end)))
-            return false;
+            return 0;
         to = struct_end;
     }
-    bool found = false;
-    const char *end;
-    for (const char *body; (body = find_definition(from, to, name, &end)); from = end) {
-        counts c = count_body(body, end, rule->scope);
-        total->orderings += c.orderings;
-        total->fresh += c.fresh;
-        total->barriers += c.barriers;
-        total->narrow += c.narrow;
-        found = true;
-    }
+    int found = 0;
+    const char *end, *params;
+    for (const char *body; (body = wb_find_definition(from, to, name, strlen(name), &params, &end));
+         from = end, found++)
+        f(text, params, body, end, arg);
     return found;
 }
 
-void wb_check_source_rules_in(const char *compiled_path, const wb_source_rule *rules, size_t n)
+typedef struct {
+    const wb_source_rule *rule;
+    counts least;   /* the smallest of each count over the definitions */
+    int definitions;
+} counting;
+
+static void count_definition(const char *text, const char *params, const char *body,
+                             const char *end, void *arg)
+{
+    (void)params;
+    counting *k = arg;
+    counts c = {0, 0, 0, 0};
+    visited v = {{body}, 1, 4096};
+    count_body(text, body, end, k->rule->scope, &v, &c);
+    k->least = k->definitions++ ? least_of(k->least, c) : c;
+}
+
+/* The first problem of rule r in text (one architecture's), or false. */
+static bool rule_problem(const char *text, const wb_source_rule *r, char *problem, size_t size)
+{
+    counting k = {r, {0, 0, 0, 0}, 0};
+    wb_each_definition(text, r, count_definition, &k);
+    counts c = k.least;
+    if (!k.definitions)
+        snprintf(problem, size, "is not in the file (keep the skeleton's function names)");
+    else if (r->scope == WB_DEVICE_SCOPE && c.narrow)
+        snprintf(problem, size, "uses cuda::thread_scope_block (or _thread), whose atomics order "
+                 "nothing for the threads of other blocks: use cuda::thread_scope_device");
+    else if (c.orderings < r->orderings)
+        snprintf(problem, size, "has %d fence(s) or acquire/release operation(s)%s, it needs %d",
+                 c.orderings, r->scope == WB_BLOCK_SCOPE ? "" : " of device scope", r->orderings);
+    else if (c.fresh < r->fresh_accesses)
+        snprintf(problem, size, "has %d atomic or volatile access(es), it needs %d", c.fresh,
+                 r->fresh_accesses);
+    else if (c.barriers < r->barriers)
+        snprintf(problem, size, "has %d barrier(s) (__syncthreads, __syncwarp), it needs %d",
+                 c.barriers, r->barriers);
+    else if (r->shared && wb_barrier_problem(text, r, problem, size))
+        ;
+    else
+        return false;
+    return true;
+}
+
+/* ------------------------------------------------------------ the check */
+
+size_t wb_source_rule_problems(const char *preprocessed, const wb_source_rule *rules, size_t n,
+                               char *problems, size_t size, char *name, size_t name_size)
+{
+    char *list = strdup(preprocessed);
+    cr_assert(list, "out of host memory");
+    size_t used = 0;
+    bool reported[64] = {false};
+    problems[0] = '\0';
+    for (char *save, *path = strtok_r(list, ":", &save); path; path = strtok_r(NULL, ":", &save)) {
+        char *pre = read_file(path), main_name[512];
+        char *text = main_file_lines(pre, main_name, sizeof main_name);
+        free(pre);
+        cr_assert(text[strspn(text, " \t\n")], "source rules: %s holds no line of kernels.cu "
+                  "(is it nvcc -E output?)", path);
+        snprintf(name, name_size, "%s", main_name);
+        blank_literals(text);
+        for (size_t i = 0; i < n; i++) {
+            char problem[600];
+            if (i < 64 && reported[i])
+                continue;   // one architecture's report is enough
+            if (!rule_problem(text, &rules[i], problem, sizeof problem))
+                continue;
+            if (i < 64)
+                reported[i] = true;
+            if (used < size)
+                used += (size_t)snprintf(problems + used, size - used, "\n  %s %s: %s",
+                                         rules[i].function, problem, rules[i].why);
+        }
+        free(text);
+    }
+    free(list);
+    return used;
+}
+
+void wb_check_source_rules_in(const char *preprocessed, const wb_source_rule *rules, size_t n)
 {
     /* A grading run's record step is the submission's own process: nothing
-     * it decides counts. The judge gets the submission's file through
-     * WB_KERNELS_SOURCE (grading/judge.py). */
+     * it decides counts. The judge gets the submission's preprocessed text
+     * through WB_KERNELS_PREPROCESSED (grading/judge.py). */
     if (getenv("WB_RECORD"))
         return;
-    const char *path = getenv("WB_KERNELS_SOURCE") ? getenv("WB_KERNELS_SOURCE") : compiled_path;
-    char *text = read_blanked(path);
-    char problems[4096] = "";
-    size_t used = 0;
-    for (size_t i = 0; i < n; i++) {
-        const wb_source_rule *r = &rules[i];
-        counts c = {0, 0, 0, 0};
-        const char *problem = NULL;
-        char detail[200];
-        if (!count_function(text, r, &c)) {
-            problem = "is not in the file (keep the skeleton's function names)";
-        } else if (r->scope == WB_DEVICE_SCOPE && c.narrow) {
-            problem = "uses cuda::thread_scope_block (or _thread), whose atomics order nothing "
-                      "for the threads of other blocks: use cuda::thread_scope_device";
-        } else if (c.orderings < r->orderings) {
-            snprintf(detail, sizeof detail, "has %d fence(s) or acquire/release operation(s)%s, "
-                     "it needs %d", c.orderings, r->scope == WB_BLOCK_SCOPE ? "" : " of device scope",
-                     r->orderings);
-            problem = detail;
-        } else if (c.fresh < r->fresh_accesses) {
-            snprintf(detail, sizeof detail, "has %d atomic or volatile access(es), it needs %d",
-                     c.fresh, r->fresh_accesses);
-            problem = detail;
-        } else if (c.barriers < r->barriers) {
-            snprintf(detail, sizeof detail, "has %d barrier(s) (__syncthreads, __syncwarp), "
-                     "it needs %d", c.barriers, r->barriers);
-            problem = detail;
-        }
-        if (problem && used < sizeof problems)
-            used += (size_t)snprintf(problems + used, sizeof problems - used, "\n  %s %s: %s",
-                                     r->function, problem, r->why);
-    }
-    free(text);
-    cr_assert(!used, "%s:%s\n(These mistakes give right answers on almost every run, so the "
-              "test reads your code. It counts in each function's own body, not in the functions "
-              "it calls.)", path, problems);
+    const char *given = getenv("WB_KERNELS_PREPROCESSED");
+    char problems[4096], name[512];
+    size_t found = wb_source_rule_problems(given && *given ? given : preprocessed, rules, n,
+                                           problems, sizeof problems, name, sizeof name);
+    cr_assert(!found, "%s:%s\n(These mistakes give right answers on almost every run, so the "
+              "test reads your code as the compiler sees it, macros expanded. A function's "
+              "body counts with the bodies of the functions it calls from your file.)",
+              name, problems);
 }

@@ -126,6 +126,50 @@ void wb_guarded_free(void *p);
  * it, so the tests still order block sizes so that leftovers are wrong). */
 void wb_dirty_shared_memory(void);
 
+/* ------------------------------------- fresh inputs for every timed run */
+
+/* What a graded timing test gives each timed repetition (wb_time_gpu_reps
+ * in workbook.h): `calls` sets of buffers, each filled fresh from the
+ * repetition's seed by before(), and results checked by after(). These are
+ * the test's own kernels (common/fresh_inputs.cu): they do not count as
+ * launches of the code under test. */
+
+/* Element i = wb_hash_float(seed, i, lo, hi) (wb_hash_int), on the default
+ * stream, asynchronously: the host recomputes any element with the same
+ * inline function. */
+void wb_fill_floats_on_gpu(float *device_ptr, size_t n, float lo, float hi, uint64_t seed);
+void wb_fill_ints_on_gpu(int *device_ptr, size_t n, int lo, int hi, uint64_t seed);
+
+/* How many buffer sets of set_bytes a timed repetition uses: `wanted`, or
+ * as many as fit in half of device 0's TOTAL memory where fewer do (the
+ * total, not the free memory, so that the submission's process and the
+ * judge's choose the same), and at least 1. */
+int wb_buffer_sets(int wanted, size_t set_bytes);
+
+/* Where to check an output of n elements: writes min(n, count) positions
+ * and returns that number; every position when n <= count, else the first,
+ * the last and the others drawn from seed, in increasing order (repeats
+ * possible). */
+size_t wb_sample_positions(size_t *positions, size_t count, size_t n, uint64_t seed);
+
+/* The elements (element_bytes each) of the device array at positions,
+ * fetched in one copy and observed as `what` into got. own, unless NULL,
+ * receives this process's values first, before the observation replaces
+ * them: in the judge these are the reference's results on the same inputs,
+ * what to compare the submission's with where a CPU value costs too much. */
+void wb_fetch_sample(void *got, void *own, const void *device, size_t element_bytes,
+                     const size_t *positions, size_t count, const char *what);
+
+/* The label of call `call` of timed run `run` (both counted from 0), for
+ * its observation and messages: "timed run 3 of 10, call 5 of 64: out". */
+void wb_timed_call_label(char *what, size_t capacity, int run, int runs, int call, int calls,
+                         const char *output);
+
+/* Why a timed call's result is wrong, for the end of its failure message:
+ * an output never written (a call skipped), or one that is not from this
+ * run's inputs (a result reused). */
+const char *wb_timed_call_mistake(bool never_written);
+
 /* The time that a performance grade uses. bytes and flops: the work one
  * repetition does (DRAM bytes read + written, floating-point operations),
  * from which the judge computes the least time this work can take on this
@@ -139,34 +183,54 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
 
 /* Some mistakes give right answers on nearly every run of a given GPU: a
  * fence left out or made block-wide, release/acquire made relaxed, a
- * volatile or an atomic dropped from a hand-off, a barrier whose race the
- * hardware happens to hide. For those a lab also checks the text of the
- * kernels.cu under test, function by function (common/wb_rules.c says
- * exactly what counts):
+ * volatile or an atomic dropped from a hand-off, a barrier missing or in the
+ * wrong place, whose race the hardware happens to hide. For those a lab also
+ * reads the kernels.cu under test, function by function, as the compiler
+ * sees it (nvcc -E with the lab's flags: macros expanded, #if decided; the
+ * grader's for each GPU architecture it builds), and a function's body with
+ * the bodies of the functions it calls from kernels.cu (common/wb_rules.c
+ * and wb_barriers.c say exactly what counts):
  *
  *     WB_SOURCE_RULES_TEST(source_rules, stage2_memory_order,
  *         {"push", .orderings = 1, .fresh_accesses = 2,
  *          .why = "without a fence before the flag, ..."})
+ *     WB_SOURCE_RULES_TEST(source_rules, stage3_barriers,
+ *         {"matmul_tiled", .shared = "As Bs", .protects = WB_READ_AFTER_WRITE |
+ *          WB_WRITE_AFTER_READ, .why = "a barrier after the tiles are stored ..."})
  *
- * in a suite declared with WB_SOURCE_SUITE: it needs no GPU. The rule's
- * numbers are the least a correct version of the function has; `why` names
- * the mistake for the learner. */
+ * in a suite declared with WB_SOURCE_SUITE: it needs no GPU. The counts are
+ * the least a correct version of the function has. `shared` names the
+ * function's shared memory (arrays, or pointers to them, as the function
+ * names them); `protects` says which of its accesses a block-wide barrier
+ * (__syncthreads, not inside an if that depends on the thread) must
+ * separate: every read from the writes before it, every write from the
+ * reads before it (a loop's body is taken twice, so that one iteration's
+ * reads come before the next one's writes), and each iteration of a loop
+ * that writes it from the next. `why` names the mistake for the learner. */
 typedef enum { WB_DEVICE_SCOPE, WB_BLOCK_SCOPE } wb_scope;
+enum {
+    WB_READ_AFTER_WRITE = 1,   /* a barrier between a write and every later read */
+    WB_WRITE_AFTER_READ = 2,   /* a barrier between a read and every later write */
+    WB_EACH_ITERATION = 4,     /* a barrier in every iteration of a loop that writes it */
+};
 typedef struct {
     const char *function;   /* "name", or "Struct::name" for a member function */
     int orderings;          /* fences and acquire/release operations, at least */
     int fresh_accesses;     /* volatile, atomic and atomic_ref accesses, at least */
     int barriers;           /* __syncthreads / __syncwarp calls, at least */
     wb_scope scope;         /* WB_BLOCK_SCOPE: __threadfence_block() counts as a fence */
+    const char *shared;     /* the shared memory the barriers protect, names separated by spaces */
+    int protects;           /* WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ | WB_EACH_ITERATION */
     const char *why;        /* the mistake, in the learner's words */
 } wb_source_rule;
 
-/* The kernels.cu this test binary was built from (meson passes its path);
- * the environment variable WB_KERNELS_SOURCE names another one (the grader's
- * judge reads the submission's). */
-void wb_check_source_rules_in(const char *compiled_path, const wb_source_rule *rules, size_t n);
+/* The preprocessed kernels.cu this test binary was built from (meson makes
+ * it and passes its path; a list of paths is separated by ':'); the
+ * environment variable WB_KERNELS_PREPROCESSED names others (the grader's
+ * judge reads the submission's, made in the sandbox of its compile). */
+void wb_check_source_rules_in(const char *preprocessed, const wb_source_rule *rules, size_t n);
 #define WB_CHECK_SOURCE_RULES(rules) \
-    wb_check_source_rules_in(WB_KERNELS_SOURCE_PATH, (rules), sizeof(rules) / sizeof(rules)[0])
+    wb_check_source_rules_in(WB_KERNELS_PREPROCESSED_PATH, (rules), sizeof(rules) / sizeof(rules)[0])
 /* A test that checks the rules given after its name (the table above). */
 #define WB_SOURCE_RULES_TEST(suite_name, test_name, ...)                  \
     static const wb_source_rule test_name##_rules[] = {__VA_ARGS__};   \

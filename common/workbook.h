@@ -6,7 +6,7 @@
  *
  *   1. CUDA error checks   CUDA_CHECK(call), CUDA_CHECK_LAUNCH()
  *   2. Device facts        wb_gpu_usable(), wb_device_info()
- *   3. Reproducible input  wb_seed(), wb_rng_*, wb_fill_*
+ *   3. Reproducible input  wb_seed(), wb_rng_*, wb_fill_*, wb_hash_*
  *   4. Comparison          wb_poison_*, wb_compare_ints(), wb_rel_error()
  *   5. Timing and tables   wb_time_gpu(), wb_gbps(), wb_copy_bandwidth_gbps(),
  *                          wb_table_*
@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 
 #include <cuda_runtime_api.h>
@@ -117,6 +118,42 @@ int wb_rng_int(wb_rng *rng, int lo, int hi);
 float wb_rng_float(wb_rng *rng, float lo, float hi);
 void wb_fill_ints(int *out, size_t n, int lo, int hi, wb_rng *rng);
 void wb_fill_floats(float *out, size_t n, float lo, float hi, wb_rng *rng);
+
+/* Counter-based input: element `index` of the stream `seed` is a pure
+ * function of the two, the same in host and device code (these are inline
+ * twins), so that a test can fill gigabytes on the GPU (wb_test.h,
+ * wb_fill_*_on_gpu) and recompute any single element on the host. It is
+ * the (index + 1)-th draw of wb_rng_from_seed(seed): splitmix64. */
+#ifdef __CUDACC__
+#define WB_HOST_DEVICE __host__ __device__
+#else
+#define WB_HOST_DEVICE
+#endif
+
+static inline WB_HOST_DEVICE uint64_t wb_hash_u64(uint64_t seed, uint64_t index)
+{
+    uint64_t z = seed + (index + 1) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi] (both inclusive), as wb_rng_int. */
+static inline WB_HOST_DEVICE int wb_hash_int(uint64_t seed, uint64_t index, int lo, int hi)
+{
+    uint64_t span = (uint64_t)((int64_t)hi - (int64_t)lo) + 1;
+    return (int)((int64_t)lo + (int64_t)(wb_hash_u64(seed, index) % span));
+}
+
+/* Uniform in [lo, hi), as wb_rng_float. One fused multiply-add, so that
+ * host and device round alike (a separate multiply and add may be fused on
+ * one side and not on the other). */
+static inline WB_HOST_DEVICE float wb_hash_float(uint64_t seed, uint64_t index, float lo,
+                                                 float hi)
+{
+    float unit = (float)(wb_hash_u64(seed, index) >> 40) * (1.0f / 16777216.0f);
+    return fmaf(hi - lo, unit, lo);
+}
 
 /* ------------------------------------------------------------ comparison */
 

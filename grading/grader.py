@@ -118,7 +118,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
         lim = rubric.limits_for(defaults, t["test"])
         binary = binaries["hidden" if t["visibility"] != "visible" else "visible"]
         got = judge.run_test(binary, reference_bin, t["suite"], t["test"], lim, seed,
-                             ws.data_dirs(folder), ws.submitted_source(folder))
+                             ws.data_dirs(folder), ws.rule_source(folder))
         spent["tests_s"] += got["seconds"] + got["judge_seconds"]
         if got["timed_out"]:
             stage = rubric.stage_of(t["test"])
@@ -137,7 +137,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
             if sanitizing and not t["test"].startswith("timing_"):   # timing tests repeat stage work
                 findings = t["sanitizer"] = sanitize(binary, reference_bin, t, lim, seed,
                                                      ws.data_dirs(folder),
-                                                     ws.submitted_source(folder),
+                                                     ws.rule_source(folder),
                                                      rubric.sanitizer_tools(lab_rubric, t["test"]),
                                                      stuck_tools)
                 if findings:

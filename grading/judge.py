@@ -144,7 +144,8 @@ def run_judge(judge_binary, suite, test, limits, seed, student, work, source=Non
     seeds of student (run_student's channel); returns (cases from its
     Criterion report, its run (sandbox.run's dict), cases.csv rows,
     timings.csv rows, its channel, closed). source: the submission's
-    kernels.cu, which the lab's source rules read (wb_test.h)."""
+    kernels.cu as its compile saw it (trees.Workspace.rule_source), which
+    the lab's source rules read (wb_test.h)."""
     out = os.path.join(work, "judge")
     os.makedirs(out)
     report = os.path.join(out, "report.json")
@@ -152,7 +153,7 @@ def run_judge(judge_binary, suite, test, limits, seed, student, work, source=Non
     env = dict(os.environ, WB_JUDGE=student.record_dir, WB_JUDGE_OUT=out, WB_SEED=seed,
                WB_RESULTS_DIR=out, WB_CHANNEL=heard.path, **limits.get("env", {}))
     if source:
-        env["WB_KERNELS_SOURCE"] = source
+        env["WB_KERNELS_PREPROCESSED"] = source
     try:
         run = sandbox.run([judge_binary, f"--filter={suite}/{test}", "--jobs=1", "--verbose",
                            f"--json={report}"], cwd=out, env=env,

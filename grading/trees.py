@@ -16,6 +16,7 @@ linked with the trusted test object into the student's test binary.
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -111,9 +112,17 @@ class Workspace:
 
     # ------------------------------------------------------ student side
     def submitted_source(self, folder, tag="submission"):
-        """Where compile_student keeps the student's kernels.cu: the source
-        rules of the lab's tests (common/wb_rules.c) read it there."""
+        """Where compile_student keeps the student's kernels.cu."""
         return os.path.join(self.root, tag, folder, "kernels.cu")
+
+    def rule_source(self, folder, tag="submission"):
+        """What the source rules of the lab's tests (common/wb_rules.c) read:
+        the student's kernels.cu as its compile saw it (nvcc -E, one file per
+        architecture, made by compile_student), as the paths separated by ':'
+        that WB_KERNELS_PREPROCESSED takes."""
+        out_dir = os.path.join(self.root, tag, folder, "objects")
+        return ":".join(os.path.join(out_dir, name) for name in sorted(os.listdir(out_dir))
+                        if name.endswith(".ii"))
 
     def compile_student(self, folder, name, source, tag="submission"):
         """Compiles the student's kernels.cu (bytes) in a sandbox. Returns
@@ -143,12 +152,16 @@ class Workspace:
             chdir=self.build)
         # The object folder is the only writable place: bind it last, read-write.
         view += ["--bind", out_dir, target_dir]
+        object_path = output
         if not sandbox.available()[0]:
             # No sandbox to bind the student's file over the skeleton's path:
             # the command itself is pointed at the student's file and folder.
             source = self._kernels_entry(folder, name, "student")["file"]
-            command = command.replace(source, student_file).replace(
-                output, os.path.join(out_dir, os.path.basename(output)))
+            object_path = os.path.join(out_dir, os.path.basename(output))
+            command = command.replace(source, student_file).replace(output, object_path)
+        # The same command with -E, in the same sandbox: the source rules
+        # judge what this compile saw, macros expanded (rule_source).
+        command = " && ".join([command] + preprocess_commands(command, object_path))
         run = sandbox.run(["sh", "-c", command], cwd=self.build, env=sandbox.minimal_env(),
                           wall_s=COMPILE_WALL_S, cpu_s=COMPILE_WALL_S * 4,
                           memory_bytes=COMPILE_MEMORY, file_bytes=COMPILE_FILE_BYTES,
@@ -156,7 +169,7 @@ class Workspace:
         if run["status"] is None:
             return False, f"the compiler ran past {COMPILE_WALL_S} s and was stopped", None
         obj = os.path.join(out_dir, os.path.basename(output))
-        if run["status"] != 0 or not os.path.isfile(obj):
+        if run["status"] != 0 or not os.path.isfile(obj) or not self.rule_source(folder, tag):
             return False, run["output"], None
         return True, run["output"], obj
 
@@ -212,6 +225,32 @@ class Workspace:
         if run["status"] != 0 or not os.path.isfile(binary):
             return False, run["output"] or "the link was stopped", None
         return True, run["output"], binary
+
+
+def preprocess_commands(command, output):
+    """Meson's compile command of a kernels.cu made into nvcc -E commands,
+    one per GPU architecture it builds (-E keeps only the first -gencode's),
+    each writing <object>-<n>.ii next to the object: code kept for one
+    architecture only is judged on that one too."""
+    words = shlex.split(command)
+    gencodes, rest = [], []
+    i = 0
+    while i < len(words):
+        if words[i] in ("-gencode", "--generate-code") and i + 1 < len(words):
+            gencodes.append([words[i], words[i + 1]])
+            i += 2
+            continue
+        if words[i].startswith(("-gencode=", "--generate-code=", "-arch=", "--gpu-architecture=")):
+            gencodes.append([words[i]])
+        elif words[i] == "-o" and i + 1 < len(words):
+            i += 2
+            continue
+        elif words[i] != "-c":
+            rest.append(words[i])
+        i += 1
+    stem = output[:-len(".o")] if output.endswith(".o") else output
+    return [shlex.join(rest + ["-E"] + gencode + ["-o", f"{stem}-{n}.ii"])
+            for n, gencode in enumerate(gencodes or [[]])]
 
 
 def build_student(ws, folder, name, source, hidden=()):

@@ -122,14 +122,15 @@ def tests_of(bug):
 
 def run_in_process(binary, bug, work, source, sweep=False):
     """The lab's stage tests (or the sanitizer) on the mutant, whose
-    kernels.cu is at source; returns (caught, message shown). A sweep runs
-    the given tests too, and stops at the first failure."""
+    kernels.cu, preprocessed, is at source (Workspace.rule_source); returns
+    (caught, message shown). A sweep runs the given tests too, and stops at
+    the first failure."""
     report = os.path.join(work, "report.json")
     tool = bug["caught_by"]
     if tool != "test":
         return run_sanitizer(binary, bug, work)
     argv = [binary, "--jobs=1", f"--json={report}"]
-    env = dict(os.environ, WB_KERNELS_SOURCE=source)
+    env = dict(os.environ, WB_KERNELS_PREPROCESSED=source)
     if sweep:
         argv += ["--filter=*/@(stage|given)*", "--fail-fast"]
     else:
@@ -229,11 +230,11 @@ def mutant_runs(folders, make_jobs, jobs, judged=False, sweep=False):
                 return folder, bug, "no compile", output[-300:], ""
             with tempfile.TemporaryDirectory() as scratch:
                 caught, shown = run_in_process(binary, bug, scratch,
-                                               ws.submitted_source(folder, tag), sweep)
+                                               ws.rule_source(folder, tag), sweep)
             judge_says = None
             if judged and bug["caught_by"] == "test":
                 judge_says = run_judged(ws, binary, folder, name, bug,
-                                        ws.submitted_source(folder, tag))
+                                        ws.rule_source(folder, tag))
             shutil.rmtree(os.path.dirname(obj), ignore_errors=True)
             verdict = "caught" if caught and (judge_says is None or judge_says[0]) else \
                 "NOT JUDGED" if caught else "NOT CAUGHT"

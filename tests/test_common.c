@@ -52,6 +52,44 @@ Test(random, floats_in_half_open_range_and_not_constant)
     cr_assert_neq(values[0], values[1]);
 }
 
+/* The counter-based hash is the splitmix64 stream of wb_rng_from_seed, one
+ * element per index, and its ranges are those of wb_rng_*. */
+Test(random, hash_is_the_seeds_stream)
+{
+    wb_rng rng = wb_rng_from_seed(123);
+    for (uint64_t i = 0; i < 100; i++)
+        cr_assert_eq(wb_hash_u64(123, i), wb_rng_u64(&rng), "element %d of the stream",
+                     (int)i);
+    for (uint64_t i = 0; i < 10000; i++) {
+        int v = wb_hash_int(5, i, -3, 3);
+        float f = wb_hash_float(5, i, -1.0f, 1.0f);
+        cr_assert(v >= -3 && v <= 3, "hash int %d outside [-3, 3]", v);
+        cr_assert(f >= -1.0f && f < 1.0f, "hash float %g outside [-1, 1)", f);
+    }
+    /* The whole int range: the low 32 bits, shifted by INT32_MIN. */
+    cr_assert_eq(wb_hash_int(5, 0, INT32_MIN, INT32_MAX),
+                 (int)((uint32_t)wb_hash_u64(5, 0) ^ 0x80000000u));
+}
+
+Test(random, sample_positions)
+{
+    size_t positions[64];
+    cr_assert_eq(wb_sample_positions(positions, 64, 10, 1), 10);
+    for (size_t i = 0; i < 10; i++)
+        cr_assert_eq(positions[i], i, "a small output is checked whole");
+    cr_assert_eq(wb_sample_positions(positions, 64, 1000000, 1), 64);
+    cr_assert(positions[0] == 0 && positions[63] == 999999, "the first and last are checked");
+    for (size_t i = 1; i < 64; i++)
+        cr_assert(positions[i - 1] <= positions[i], "positions in increasing order");
+    cr_assert_eq(wb_sample_positions(positions, 1, 1000000, 1), 1);
+    cr_assert_eq(positions[0], 0, "one position: the first");
+    cr_assert_eq(wb_sample_positions(positions, 0, 1000000, 1), 0, "no position asked, none");
+    wb_sample_positions(positions, 64, 1000000, 1);
+    size_t others[64];
+    wb_sample_positions(others, 64, 1000000, 2);
+    cr_assert(memcmp(positions, others, sizeof others) != 0, "another seed, other positions");
+}
+
 Test(compare, equal_ints_report_nothing)
 {
     int a[4] = {1, -2, 3, 4};
@@ -227,6 +265,35 @@ Test(timing_gpu, checks_run_around_every_timed_repetition_only)
               "before() ran %d times and after() %d times for 4 timed repetitions after 3 "
               "warm-up runs", c.before, c.after);
     copy_job_free(&c);
+}
+
+/* The GPU's fills are the host's hash, element for element, and a sample
+ * fetched from them holds the elements at its positions. */
+Test(timing_gpu, fills_on_the_gpu_match_the_host_and_samples_fetch_them)
+{
+    const size_t n = (1 << 20) + 3;
+    float *floats;
+    int *ints;
+    CUDA_CHECK(cudaMalloc((void **)&floats, sizeof(float) * n));
+    CUDA_CHECK(cudaMalloc((void **)&ints, sizeof(int) * n));
+    wb_fill_floats_on_gpu(floats, n, -2.0f, 3.0f, 77);
+    wb_fill_ints_on_gpu(ints, n, -1000, 1000, 78);
+    size_t positions[256];
+    float got_floats[256], own_floats[256];
+    int got_ints[256];
+    size_t count = wb_sample_positions(positions, 256, n, 79);
+    wb_fetch_sample(got_floats, own_floats, floats, sizeof(float), positions, count, "floats");
+    wb_fetch_sample(got_ints, NULL, ints, sizeof(int), positions, count, "ints");
+    for (size_t j = 0; j < count; j++) {
+        size_t i = positions[j];
+        cr_assert(got_floats[j] == wb_hash_float(77, i, -2.0f, 3.0f) &&
+                      own_floats[j] == got_floats[j],
+                  "floats[%zu] = %g on the GPU, %g on the host", i, got_floats[j],
+                  wb_hash_float(77, i, -2.0f, 3.0f));
+        cr_assert_eq(got_ints[j], wb_hash_int(78, i, -1000, 1000), "ints[%zu]", i);
+    }
+    CUDA_CHECK(cudaFree(floats));
+    CUDA_CHECK(cudaFree(ints));
 }
 
 Test(table, aligned_columns_and_csv, .init = cr_redirect_stdout)

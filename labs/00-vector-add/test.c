@@ -139,35 +139,113 @@ ParameterizedTest(int *block_size, vector_add, stage0_block_sizes,
     check_vector_add(100003, *block_size);
 }
 
+/* ------------------------------------------------------------------ timing */
+
+/* The graded time (grading/rubric.toml). Each timed run adds TIMED_CALLS
+ * pairs of vectors, each pair into its own c, all filled fresh from the
+ * run's seed before it (untimed) and checked after it: a result cached from
+ * an earlier run, or a call skipped because c already looked right, shows
+ * as a wrong c instead of a fast time. 0.245 ms a call on an H200 (issue
+ * 40; about 0.23 at 85% of its copy bandwidth): 20 calls make a run of
+ * 4.6 ms or more, long enough that the grader's hand-shake around each run
+ * (tens of us) costs under 1% of it. */
+#define TIMED_N (1 << 26)
+#define TIMED_CALLS 20
+#define TIMED_RUNS 20
+/* Elements of each c checked after each timed run, against the CPU's sum
+ * of the same inputs (recomputed from their hash: no copy of a or b). */
+#define CHECKED_PER_CALL 1024
+
 typedef struct {
-    vectors *v;
-    int block_size;
-} timed_call;
+    int calls, block_size;
+    float *a[TIMED_CALLS], *b[TIMED_CALLS], *c[TIMED_CALLS];   /* device */
+    uint64_t seed_a[TIMED_CALLS], seed_b[TIMED_CALLS];       /* this run's inputs */
+    size_t positions[CHECKED_PER_CALL];
+    float got[CHECKED_PER_CALL];
+} timed_sets;
 
 static void run_timed(void *context)
 {
-    timed_call *call = context;
-    vector_add(call->v->a, call->v->b, call->v->c, call->v->n, call->block_size);
+    timed_sets *t = context;
+    for (int k = 0; k < t->calls; k++)
+        vector_add(t->a[k], t->b[k], t->c[k], TIMED_N, t->block_size);
+}
+
+static void fresh_inputs(void *context, int repetition, uint64_t seed)
+{
+    timed_sets *t = context;
+    (void)repetition;
+    for (int k = 0; k < t->calls; k++) {
+        t->seed_a[k] = wb_hash_u64(seed, 2 * (uint64_t)k);
+        t->seed_b[k] = wb_hash_u64(seed, 2 * (uint64_t)k + 1);
+        wb_fill_floats_on_gpu(t->a[k], TIMED_N, -1.0f, 1.0f, t->seed_a[k]);
+        wb_fill_floats_on_gpu(t->b[k], TIMED_N, -1.0f, 1.0f, t->seed_b[k]);
+        wb_poison_floats(t->c[k], TIMED_N);
+    }
+}
+
+static void check_timed_run(void *context, int repetition)
+{
+    timed_sets *t = context;
+    for (int k = 0; k < t->calls; k++) {
+        char what[96];
+        wb_timed_call_label(what, sizeof what, repetition, TIMED_RUNS, k, t->calls, "c");
+        size_t count = wb_sample_positions(t->positions, CHECKED_PER_CALL, TIMED_N,
+                                           t->seed_a[k] ^ t->seed_b[k]);
+        wb_fetch_sample(t->got, NULL, t->c[k], sizeof(float), t->positions, count, what);
+        for (size_t j = 0; j < count; j++) {
+            size_t i = t->positions[j];
+            float expected = wb_hash_float(t->seed_a[k], i, -1.0f, 1.0f) +
+                             wb_hash_float(t->seed_b[k], i, -1.0f, 1.0f);
+            cr_assert(t->got[j] == expected,
+                      "%s[%zu] = %g, expected %g: %s " WB_SEED_HINT, what, i, t->got[j],
+                      expected,
+                      wb_timed_call_mistake(unwritten(t->got[j])),
+                      wb_seed());
+        }
+    }
 }
 
 Test(vector_add, timing_2e26, .description = "time and bandwidth at 2^26 elements", .timeout = 120)
 {
-    const int n = 1 << 26;
-    vectors v = make_vectors(n, "vector_add timing");
-    timed_call call = {&v, 256};
-    /* Bytes moved: read a and b, write c, 4 bytes each. */
-    double bytes = 3.0 * sizeof(float) * n;
-    wb_timing t = wb_observe_timing("vector_add 2^26", wb_time_gpu(run_timed, &call, 3, 20),
-                                    bytes, 0.0);
-    double gbps = wb_gbps(bytes, t.median_ms);
+    const size_t bytes_per_vector = sizeof(float) * (size_t)TIMED_N;
+    timed_sets *t = calloc(1, sizeof *t);
+    cr_assert(t, "out of host memory");
+    /* On a GPU whose half holds fewer than 20 sets of three vectors (768 MB
+     * each), a run has fewer calls: shorter, so the grader's hand-shake
+     * weighs more in its time. */
+    t->calls = wb_buffer_sets(TIMED_CALLS, 3 * bytes_per_vector);
+    t->block_size = 256;
+    for (int k = 0; k < t->calls; k++) {
+        CUDA_CHECK(cudaMalloc((void **)&t->a[k], bytes_per_vector));
+        CUDA_CHECK(cudaMalloc((void **)&t->b[k], bytes_per_vector));
+        CUDA_CHECK(cudaMalloc((void **)&t->c[k], bytes_per_vector));
+    }
+    /* The warm-up's inputs; every timed run gets its own (fresh_inputs). */
+    wb_rng warm_up = wb_rng_for("vector_add timing, warm-up");
+    fresh_inputs(t, -1, wb_rng_u64(&warm_up));
+    /* Bytes moved by one call: read a and b, write c, 4 bytes each. */
+    double bytes = 3.0 * (double)bytes_per_vector;
+    wb_timing timing = wb_time_gpu_reps(run_timed, t, 1, TIMED_RUNS, t->calls,
+                                        (wb_rep_checks){fresh_inputs, check_timed_run});
+    timing = wb_observe_timing("vector_add 2^26", timing, bytes, 0.0);
+    double gbps = wb_gbps(bytes, timing.median_ms);
     double copy = wb_copy_bandwidth_gbps();
-    wb_table *table = wb_table_new("vector-add", "vector add (median of 20 runs)",
+    char title[128];
+    snprintf(title, sizeof title, "vector add (median of %d runs of %d calls, each on fresh "
+             "inputs; time per call)", TIMED_RUNS, t->calls);
+    wb_table *table = wb_table_new("vector-add", title,
                                    "n|block|time (ms)|GB/s|copy GB/s|% of copy");
-    wb_table_row(table, "%d|%d|%.3f|%.0f|%.0f|%.1f", n, call.block_size, t.median_ms, gbps,
-                 copy, 100.0 * gbps / copy);
+    wb_table_row(table, "%d|%d|%.3f|%.0f|%.0f|%.1f", TIMED_N, t->block_size, timing.median_ms,
+                 gbps, copy, 100.0 * gbps / copy);
     wb_table_print(table, stdout);
     wb_table_free(table);
-    free_vectors(&v);
+    for (int k = 0; k < t->calls; k++) {
+        CUDA_CHECK(cudaFree(t->a[k]));
+        CUDA_CHECK(cudaFree(t->b[k]));
+        CUDA_CHECK(cudaFree(t->c[k]));
+    }
+    free(t);
 }
 
 /* The tests that grading/rubric.toml hides until the deadline are in

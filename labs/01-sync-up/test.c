@@ -177,12 +177,37 @@ static void check_recording(stage s, int count, int blocks, int threads)
     free(expected);
 }
 
-/* The student's answer, observed: it decides the grids that stage 2 runs. */
+/* The student's answer, observed. It never sizes the grids that check the
+ * kernels (a kernel right only for the grids its own answer allows would
+ * pass them): those the test sizes itself (resident_for_sure). */
 static int max_blocks(int threads)
 {
     char what[64];
     snprintf(what, sizeof what, "ordered_grid_max_blocks(%d)", threads);
     return wb_observe_int(what, ordered_grid_max_blocks(threads));
+}
+
+/* The answer, checked as a claim of its own: an SM holds at least one block
+ * of `threads` threads, and at most its resident-thread limit's worth
+ * (2048 threads on the H100). */
+static int checked_max_blocks(int threads)
+{
+    wb_device device = wb_device_info();
+    int most = max_blocks(threads);
+    int high = device.sm_count * (device.max_threads_per_sm / threads);
+    cr_assert(most >= device.sm_count && most <= high,
+              "ordered_grid_max_blocks(%d) = %d, but the %d SMs hold between %d and %d "
+              "blocks of %d threads (blocks per SM from the occupancy API, times the SMs)",
+              threads, most, device.sm_count, device.sm_count, high, threads);
+    return most;
+}
+
+/* The most of `blocks` that the test knows are resident at once, whatever
+ * the kernel: one per SM (a block that launches at all fits on every SM). */
+static int resident_for_sure(int blocks)
+{
+    int sms = wb_device_info().sm_count;
+    return blocks < sms ? blocks : sms;
 }
 
 static const int counts[] = {0, 1, 10, 1000};
@@ -233,8 +258,8 @@ ParameterizedTestParameters(sync_up, stage2_printing)
 ParameterizedTest(grid_shape *shape, sync_up, stage2_printing,
                   .description = "blocks x threads print 0 .. count-1 in grid order")
 {
-    int most = max_blocks(shape->threads);
-    check_counts(GRID, shape->blocks < most ? shape->blocks : most, shape->threads);
+    check_counts(GRID, resident_for_sure(shape->blocks), shape->threads);
+    checked_max_blocks(shape->threads);
 }
 
 /* The recording tests take well under a second: a short timeout ends a
@@ -262,26 +287,21 @@ Test(sync_up, stage1_recording, .timeout = 10, .description = "record[n] == n % 
 Test(sync_up, stage2_recording, .timeout = 10,
      .description = "every resident block takes its turns")
 {
-    wb_device device = wb_device_info();
-    int most = max_blocks(256);
-    /* An SM holds at least one block of 256 threads, and at most its
-     * resident-thread limit's worth (2048 threads on the H100). */
-    int high = device.sm_count * (device.max_threads_per_sm / 256);
-    cr_assert(most >= device.sm_count && most <= high,
-              "ordered_grid_max_blocks(256) = %d, but the %d SMs hold between %d and %d "
-              "blocks of 256 threads (blocks per SM from the occupancy API, times the SMs)",
-              most, device.sm_count, device.sm_count, high);
     /* The small grid first: an index without blockIdx fails it at once,
-     * where the large one would hang. */
-    check_recording(GRID, 5000, 7, 1);
+     * where the large one would hang. Then one block on every SM (the
+     * test's own size), then as many blocks as the answer says fit: that
+     * many must take their turns too. */
+    check_recording(GRID, 5000, resident_for_sure(7), 1);
+    int sure = resident_for_sure(INT_MAX);
+    check_recording(GRID, turns(sure * 256 + 17, 4 * 256), sure, 256);
+    int most = checked_max_blocks(256);
     check_recording(GRID, turns(most * 256 + 17, 4 * 256), most, 256);
 }
 
 Test(sync_up, stage2_refuses_too_many_blocks,
      .description = "more blocks than can be resident is a clear error, not a hang")
 {
-    int most = max_blocks(128);
-    cr_assert(most >= 1, "ordered_grid_max_blocks(128) = %d: at least one block fits", most);
+    int most = checked_max_blocks(128);
     wb_expect_error("ordered_grid(blocks = most + 1)", "resident",
                     ordered_grid(NULL, 10, most + 1, 128));
 }

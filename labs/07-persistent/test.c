@@ -507,7 +507,8 @@ WB_SOURCE_RULES_TEST(persistent_source, stage2_memory_order,
     "thread 0 claims with an atomicAdd, a barrier before everyone reads the claim, and " \
     "one after the task (everyone has read it before thread 0 claims again)"
 WB_SOURCE_RULES_TEST(persistent_source, stage3_barriers,
-    {"worker_pool", .fresh_accesses = 1, .barriers = 2, .why = CLAIM_BARRIERS})
+    {"worker_pool", .fresh_accesses = 1, .barriers = 2, .shared = "__shared__",
+     .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = CLAIM_BARRIERS})
 
 #define HOST_FED_ORDER \
     "acquire when reading the host's head and when reading seen_head (the task written " \
@@ -519,7 +520,8 @@ WB_SOURCE_RULES_TEST(persistent_source, stage3_barriers,
     "acquire when reading done[] (the GPU's read of the slot is over before it is " \
     "refilled)"
 WB_SOURCE_RULES_TEST(persistent_source, stage4_memory_order,
-    {"host_fed", .orderings = 4, .fresh_accesses = 2, .barriers = 2, .why = HOST_FED_ORDER},
+    {"host_fed", .orderings = 4, .fresh_accesses = 2, .barriers = 2,
+     .shared = "__shared__", .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = HOST_FED_ORDER},
     {"enqueue_task", .orderings = 1, .why = ENQUEUE_RELEASE},
     {"oldest_done", .orderings = 1, .why = DONE_ACQUIRE})
 

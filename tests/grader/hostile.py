@@ -5,10 +5,12 @@ Each case: name, text of solutions/00-vector-add/kernels.cu to replace (or
 WHOLE: the file becomes the replacement), the replacement, the expected
 build status of the lab ("ok", "failed": does not compile or link,
 "rejected": the static check), the expected outcome of its tests on a GPU
-("pass": full points, "fail": no points at all, "slow": every test passes
-but not all performance points), and cpu: True when the CPU half checks
+("pass": full points, "fail": no points at all, "slow": every test but
+the timing one passes, and not all performance points), and cpu: True when the CPU half checks
 it too (CI, without a GPU): a verdict decided before any test runs, or one
 a CPU reaches as well (a process that hangs before its tests start).
+STATIC_CASES (the static check's, issue 38 item 6) have cpu False: the CPU
+half compiles and checks them directly (test_grader.static_check_problems).
 """
 
 BODY = "    int blocks = (n + block_size - 1) / block_size;"
@@ -42,22 +44,10 @@ CASES = [
     ("library-cub-by-path", *top("#include <cccl/cub/device/device_reduce.cuh>"), "failed", "fail", True),
     ("library-cg-reduce", *top("#include <cooperative_groups/reduce.h>"), "failed", "fail", True),
     ("compile-error", KERNEL, "        c[i] = a[i] + ;", "failed", "fail", True),
-    # --- changing the verdict from inside the process: refused by the allow list
+    # --- changing the verdict from inside the process: refused by the static check
     ("criterion-report-hook", *top('__attribute__((section("cr_pot"), used)) static void *hook = 0;'),
      "rejected", "fail", True),
     ("init-section", *top('__attribute__((section(".init"), used)) static void early(void) {}'),
-     "rejected", "fail", True),
-    ("exec-reference", *top("#include <unistd.h>\nvoid again(void) { char *argv[] = {(char *)\"x\", 0};"
-                            " execv(\"/proc/self/exe\", argv); }"), "rejected", "fail", True),
-    ("copy-files", *top("#include <stdio.h>\nvoid copy(void) { FILE *f = fopen(\"../../solutions/"
-                        "00-vector-add/kernels.cu\", \"r\"); if (f) fclose(f); }"), "rejected", "fail", True),
-    ("background-process", *top("#include <unistd.h>\nvoid spawn(void) { if (fork() == 0) { setsid();"
-                                " for (;;) pause(); } }"), "rejected", "fail", True),
-    ("kill-everything", *top("#include <signal.h>\nvoid harm(void) { kill(-1, SIGKILL); }"),
-     "rejected", "fail", True),
-    ("unlisted-calls", *top("#include <unistd.h>\n#include <sys/prctl.h>\n#include <sys/resource.h>\n"
-                            "#include <dlfcn.h>\nvoid calls(void) { daemon(0, 0); prctl(0, 0);"
-                            " struct rlimit r = {0, 0}; setrlimit(RLIMIT_CPU, &r); dlmopen(0, \"x\", 0); }"),
      "rejected", "fail", True),
     ("inline-syscall", *top('void raw(void) { asm volatile("syscall"); }'), "rejected", "fail", True),
     # 80 MB of code: the check's disassembly would be gigabytes of text
@@ -70,23 +60,13 @@ CASES = [
     ("replace-test-library", *top('extern "C" double wb_rel_error(const float *g, const double *e, size_t n)'
                                   " { return 0.0; }"), "rejected", "fail", True),
     ("defines-main", *top('extern "C" int main(void) { return 0; }'), "rejected", "fail", True),
-    ("exit0", *before_launch("    exit(0);"), "rejected", "fail", True),
-    ("_exit0", *before_launch("    _exit(0);"), "rejected", "fail", True),
-    ("host-add", BODY, "    float *h = (float *)malloc(3 * sizeof(float) * n);\n"
-     "    cudaMemcpy(h, a, sizeof(float) * n, cudaMemcpyDeviceToHost);\n"
-     "    cudaMemcpy(h + n, b, sizeof(float) * n, cudaMemcpyDeviceToHost);\n"
-     "    for (int k = 0; k < n; k++) h[2 * n + k] = h[k] + h[n + k];\n"
-     "    cudaMemcpy(c, h + 2 * n, sizeof(float) * n, cudaMemcpyHostToDevice);\n"
-     "    free(h);\n    return;\n" + BODY, "rejected", "fail", True),
     # --- correct code that must not be refused
     ("reference", BODY, BODY, "ok", "pass", False),
     ("local-static-iostream", *top("#include <iostream>\n#include <string>\nvoid greet(bool loud) {"
                                    " static std::string hello(\"hello\"); if (loud) std::cout << hello"
                                    " << std::endl; }"), "ok", "pass", False),
-    ("constructor", *top("#include <stdio.h>\n__attribute__((constructor)) static void early(void)"
-                         " { puts(\"[PASS] vector_add::stage0_sizes\"); }"), "ok", "pass", False),
     # Work only in the calls before the timed ones (a call counter): the
-    # timed runs take no time, which the floor under the work refuses.
+    # timed runs leave their outputs poisoned, which their checks see.
     ("warm-up-only", *before_launch("    static int calls = 0;\n    if (n == (1 << 26) && ++calls > 3)\n"
                                     "        return;"), "ok", "slow", False),
     ("slow-kernel", KERNEL, "        for (int r = 0; r < 200; r++) c[i] = a[i] + b[i];", "ok", "slow", False),
@@ -97,10 +77,12 @@ CASES = [
     ("host-hang", *before_launch("    for (volatile int spin = 1; spin;) {}"), "ok", "fail", False),
     ("kernel-hang", KERNEL, "        while (c != 0) {}\n" + KERNEL, "ok", "fail", False),
     ("illegal-address", KERNEL, "        c[i + (1 << 30)] = a[i] + b[i];", "ok", "fail", False),
-    # Every test process hangs before main: two time-outs, then the stage's
-    # other tests are not run (rubric stage_timeouts); decided on a CPU too
-    ("constructor-hang", *top("__attribute__((constructor)) static void stuck(void)"
-                              " { for (volatile int spin = 1; spin;) {} }"), "ok", "fail", True),
+    # Every test process hangs before main, in the constructor of a
+    # namespace-scope object (which the static check accepts: honest C++
+    # has them): two time-outs, then the stage's other tests are not run
+    # (rubric stage_timeouts); decided on a CPU too
+    ("constructor-hang", *top("struct Stuck { Stuck() { for (volatile int spin = 1; spin;) {} } };\n"
+                              "static Stuck stuck;"), "ok", "fail", True),
     ("segfault", *before_launch("    *(volatile int *)0 = 1;"), "ok", "fail", False),
     ("divide-by-zero", *before_launch("    volatile int zero = 0;\n    block_size = block_size / zero;"),
      "ok", "fail", False),
@@ -113,6 +95,88 @@ CASES = [
                                       "\n    return;"), "ok", "fail", False),
 ]
 
+
+# What the static check refuses by meaning (issue 38 item 6). The CPU half
+# checks these with one compile each, not a whole grade
+# (test_grader.static_check_problems); the GPU half grades them with the rest.
+STATIC_CASES = [
+    # Definitions the process would bind to, weak or strong: the allocator
+    # of the whole process, the C library, Criterion, the CUDA runtime, the
+    # C++ runtime (by name, and by an assembler label on a weak function),
+    # the C++ ABI, an indirect function whose resolver runs at load time.
+    ("weak-operator-new", *top("#include <cstdlib>\n#include <new>\n__attribute__((weak)) void *operator"
+                               " new(std::size_t size) { return std::malloc(size ? size : 1); }"),
+     "rejected", "fail", False),
+    ("operator-delete", *top("#include <cstdlib>\n#include <new>\n"
+                             "void operator delete(void *p) noexcept { std::free(p); }"), "rejected", "fail", False),
+    ("aligned-new-array", *top("#include <cstdlib>\n#include <new>\nvoid *operator new[](std::size_t n,"
+                               " std::align_val_t a) { return std::aligned_alloc((std::size_t)a, n); }"),
+     "rejected", "fail", False),
+    ("weak-libc", *top('#include <stdio.h>\nextern "C" __attribute__((weak)) int puts(const char *s)'
+                       " { (void)s; return 0; }"), "rejected", "fail", False),
+    ("weak-criterion", *top('extern "C" __attribute__((weak)) int criterion_run_all_tests(void *set)'
+                            " { (void)set; return 1; }"), "rejected", "fail", False),
+    ("replace-cuda-runtime", *top('extern "C" __attribute__((weak)) cudaError_t cudaMemGetInfo(size_t *f,'
+                                  " size_t *t) { *f = *t = 0; return cudaSuccess; }"),
+     "rejected", "fail", False),
+    ("replace-std-function", *top("namespace std { void __throw_bad_alloc() { for (;;) {} } }"),
+     "rejected", "fail", False),
+    ("weak-std-by-label", *top('__attribute__((weak)) char fake_widen(const void *self, char c)'
+                               ' __asm__("_ZNKSt5ctypeIcE8do_widenEc");\n'
+                               "char fake_widen(const void *self, char c) { (void)self; return c + 1; }"),
+     "rejected", "fail", False),
+    ("replace-cxa", *top('extern "C" void __cxa_pure_virtual(void) {}'), "rejected", "fail", False),
+    ("indirect-function", *top('extern "C" { static void *resolve_chosen(void) { return 0; } }\n'
+                               'void chosen(void) __attribute__((ifunc("resolve_chosen")));'),
+     "rejected", "fail", False),
+    # Code before main or after it that no test sees.
+    ("constructor", *top("#include <stdio.h>\n__attribute__((constructor)) static void early(void)"
+                         " { puts(\"[PASS] vector_add::stage0_sizes\"); }"), "rejected", "fail", False),
+    ("destructor", *top("#include <stdio.h>\n__attribute__((destructor)) static void later(void)"
+                        " { puts(\"[PASS] vector_add::stage0_sizes\"); }"), "rejected", "fail", False),
+    ("preinit-array", *top("static void first(void) {}\n__attribute__((section(\".preinit_array\"), used))"
+                           " static void (*run_first)(void) = first;"), "rejected", "fail", False),
+    # Calls whose presence changes the grading: the test's recording, the
+    # launch counter, the environment the grader instructs the test through
+    # (strict timing turned off), the dynamic loader.
+    ("record-forgery", *top('extern "C" int wb_observe_int(const char *what, int value);\n'
+                            'void forge(void) { wb_observe_int("launches", 1); }'), "rejected", "fail", False),
+    ("launch-counter", *top('extern "C" cudaError_t __real_cudaLaunchKernel(const void *f, dim3 g, dim3 b,'
+                            " void **args, size_t shared, cudaStream_t s);\n"
+                            "void *uncounted = (void *)__real_cudaLaunchKernel;"), "rejected", "fail", False),
+    ("environment", *top('#include <stdlib.h>\nvoid lenient(void) { unsetenv("WB_STRICT_TIMING"); }'),
+     "rejected", "fail", False),
+    ("dynamic-loader", *top("#include <dlfcn.h>\nvoid *find(void) { dlmopen(LM_ID_NEWLM, \"x\", 0);"
+                            " return dlsym(RTLD_DEFAULT, \"wb_observe_timing\"); }"), "rejected", "fail", False),
+    # Calls that the old allow list refused by name and the static check now
+    # accepts (grading/README.md, "Threat model": the sandbox and the
+    # judge hold against what they do): present but never called, they leave
+    # a correct submission correct
+    ("exec-reference", *top("#include <unistd.h>\nvoid again(void) { char *argv[] = {(char *)\"x\", 0};"
+                            " execv(\"/proc/self/exe\", argv); }"), "ok", "pass", False),
+    ("copy-files", *top("#include <stdio.h>\nvoid copy(void) { FILE *f = fopen(\"../../solutions/"
+                        "00-vector-add/kernels.cu\", \"r\"); if (f) fclose(f); }"), "ok", "pass", False),
+    ("background-process", *top("#include <unistd.h>\nvoid spawn(void) { if (fork() == 0) { setsid();"
+                                " for (;;) pause(); } }"), "ok", "pass", False),
+    ("kill-everything", *top("#include <signal.h>\nvoid harm(void) { kill(-1, SIGKILL); }"),
+     "ok", "pass", False),
+    ("unlisted-calls", *top("#include <unistd.h>\n#include <sys/prctl.h>\n#include <sys/resource.h>\n"
+                            "void calls(void) { daemon(0, 0); prctl(0, 0);"
+                            " struct rlimit r = {0, 0}; setrlimit(RLIMIT_CPU, &r); }"), "ok", "pass", False),
+    # Ending the test process in the middle of a test: its recording ends
+    # early, which the judge fails.
+    ("exit0", *before_launch("    exit(0);"), "ok", "fail", False),
+    ("_exit0", *before_launch("    _exit(0);"), "ok", "fail", False),
+    # The work copied to the host and done there: no kernel is launched
+    # (require_gpu).
+    ("host-add", BODY, "    float *h = (float *)malloc(3 * sizeof(float) * n);\n"
+     "    cudaMemcpy(h, a, sizeof(float) * n, cudaMemcpyDeviceToHost);\n"
+     "    cudaMemcpy(h + n, b, sizeof(float) * n, cudaMemcpyDeviceToHost);\n"
+     "    for (int k = 0; k < n; k++) h[2 * n + k] = h[k] + h[n + k];\n"
+     "    cudaMemcpy(c, h + 2 * n, sizeof(float) * n, cudaMemcpyHostToDevice);\n"
+     "    free(h);\n    return;\n" + BODY, "ok", "fail", False),
+]
+CASES += STATIC_CASES
 
 def make(reference_text, case, skeleton_text=None):
     name, find, replace = case[:3]

@@ -3,9 +3,11 @@
 submissions (hostile.py) as a batch and checks every verdict.
 
   test_grader.py cpu   no GPU needed: submission formats and rejections,
-                       compile/static verdicts, results.json schema, JUnit
-  test_grader.py gpu   on a GPU (exit 77 without): every hostile case, plus
-                       a batch of >= 20 submissions and its CSV
+                       compile/static verdicts, results.json schema, JUnit,
+                       the static check on the honest corpus (honest.py)
+                       and on hostile.STATIC_CASES
+  test_grader.py gpu   on a GPU (exit 77 without): every hostile and honest
+                       case, plus a batch of >= 20 submissions and its CSV
 Prints the verdict table. --out DIR keeps the CSV and reports there."""
 import argparse
 import csv
@@ -25,8 +27,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 import batch  # noqa: E402
+import honest  # noqa: E402
 import hostile  # noqa: E402
 import labs  # noqa: E402
+import objcheck  # noqa: E402
 import reports  # noqa: E402
 import rubric  # noqa: E402
 
@@ -78,6 +82,10 @@ def make_submissions(base, gpu):
                os.path.join(base, "symlink-dir", LAB, "kernels.cu"))
     for name in ("traversal.zip", "symlink.tar.gz", "symlink-dir"):
         expected[name] = ("rejected-submission", "fail")
+    if gpu:   # the honest corpus: full marks, each
+        for name, text in honest.submissions(reference).items():
+            put(os.path.join(base, "honest-" + name), text)
+            expected["honest-" + name] = ("ok", "pass")
     if gpu:   # a batch of more than 20: more copies of the reference and the skeleton
         for k in range(3):
             put(os.path.join(base, f"reference-copy{k}"), reference)
@@ -237,15 +245,16 @@ def scratch_problems(tmp):
     return []
 
 
-# A constructor that prints every string of its own executable that holds
-# NEEDLE (found from the ELF header below its code, no call outside the
-# allow list): lab 00's hidden test is stage0_n_zero_launches_nothing.
+# A namespace-scope object whose constructor prints every string of its own
+# executable that holds NEEDLE (found from the ELF header below its code, no
+# call the static check refuses): lab 00's hidden test is
+# stage0_n_zero_launches_nothing.
 LEAK = r"""
 #include <elf.h>
 #include <stdio.h>
 #include <string.h>
 #define NEEDLE "n_zero_launches"
-__attribute__((constructor)) static void leak(void)
+static void leak(void)
 {
     unsigned long page = (unsigned long)&leak & ~4095UL;
     while (memcmp((const void *)page, "\x7f" "ELF", 4) != 0)
@@ -267,6 +276,7 @@ __attribute__((constructor)) static void leak(void)
             }
     }
 }
+static struct Leak { Leak() { leak(); } } leak_at_start;
 """
 
 
@@ -306,6 +316,47 @@ def hidden_leak_problems():
     return problems
 
 
+def static_check_problems():
+    """The CPU half of the honest corpus (honest.py) and of the static
+    check's hostile cases (hostile.STATIC_CASES): each compiled as the
+    grader compiles it (in its sandbox), checked (objcheck.py) and linked,
+    in one trusted tree, two at a time: the build status must be the one
+    expected ("ok" for every honest case). A whole grade each would build
+    the trusted tree again for every one."""
+    import concurrent.futures
+    import trees
+    reference = open(os.path.join(ROOT, "solutions", LAB, "kernels.cu")).read()
+    skeleton = open(os.path.join(ROOT, "labs", LAB, "kernels.cu")).read()
+    cases = {f"honest-{name}": (text, "ok") for name, text in honest.submissions(reference).items()}
+    cases.update((case[0], (hostile.make(reference, case, skeleton), case[3])) for case in hostile.STATIC_CASES)
+    with trees.Workspace() as ws:
+        ws.configure([(LAB, "vector-add")])
+        ok, log = ws.build_trusted("vector-add")
+        if not ok:
+            return [f"static check: the trusted tree does not build: {log[-500:]}"]
+        _, reference_obj = ws.kernels_command(LAB, "vector-add", side="reference")
+
+        def build(name):
+            text, _ = cases[name]
+            ok, output, obj = ws.compile_student(LAB, "vector-add", text.encode(), tag=name)
+            if not ok:
+                return "failed", labs.compiler_messages(output)[:300]
+            problems = objcheck.problems(obj, os.path.join(ws.build, reference_obj))
+            if problems:
+                return "rejected", "; ".join(problems)[:300]
+            ok, output, _ = ws.link_student(LAB, "vector-add", obj, os.path.join(ws.root, name, "test"))
+            return ("ok", "") if ok else ("failed", labs.compiler_messages(output)[:300])
+
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            got = dict(zip(cases, pool.map(build, cases)))
+    problems = []
+    for name, (status, why) in sorted(got.items()):
+        print(f"static check: {name}: {status}{'  ' + why if why else ''}")
+        if status != cases[name][1]:
+            problems.append(f"static check: {name} {status}, expected {cases[name][1]} ({why})")
+    return problems
+
+
 def verdict(report):
     """(build, tests, reason) as the grader decided, from its JSON report;
     "fail" means that no test scored (the rubric's scored_with keeps the n = 0
@@ -314,10 +365,13 @@ def verdict(report):
         return "rejected-submission", "fail", report["rejected"]
     lab = report["labs"][0]
     tests = lab["tests"]
+    # The timing test passes only when its timed runs were all right: a
+    # cheat on them fails it, and scores no performance points.
+    timing_test = (lab["perf"] or {}).get("test")
     if all(t["status"] == "passed" for t in tests) and lab["score"] == lab["max_score"]:
         outcome = "pass"
-    elif all(t["status"] == "passed" for t in tests) and lab["perf"] and \
-            lab["perf"]["score"] < lab["perf"]["max_score"]:
+    elif all(t["status"] == "passed" for t in tests if t["test"] != timing_test) and lab["perf"] \
+            and lab["perf"]["score"] < lab["perf"]["max_score"]:
         outcome = "slow"
     elif all(t["score"] == 0 for t in tests):
         outcome = "fail"
@@ -416,7 +470,8 @@ def main():
     os.makedirs(timed)
     if os.path.exists(os.path.join(subs, "gpu-memory-hog")):
         shutil.move(os.path.join(subs, "gpu-memory-hog"), alone)
-    for name in [case[0] for case in hostile.CASES if case[4] == "slow"] + ["reference-timed"]:
+    for name in [case[0] for case in hostile.CASES if case[4] == "slow"] + ["reference-timed"] + \
+            ["honest-" + name for name in honest.TIMED]:
         if os.path.exists(os.path.join(subs, name)):
             shutil.move(os.path.join(subs, name), timed)
     rows = {}
@@ -441,7 +496,7 @@ def main():
     failures = (prerequisite_problems() + sanitizer_parse_problems() + timing_check_problems()
                 + time_budget_problems()
                 + sandbox_problems(base) + library_view_problems(base) + hidden_leak_problems()
-                + scratch_problems(base))
+                + scratch_problems(base) + ([] if gpu else static_check_problems()))
     leftovers = [n for n in os.listdir(tmp) if n.startswith(("wbgrade-", "wbtest-"))]
     if leftovers:
         failures.append(f"workspaces left behind: {leftovers[:5]}")

@@ -1,0 +1,429 @@
+/* CPU tests of the source rules (common/wb_rules.c, wb_barriers.c): what
+ * they refuse and what they must accept. Most cases are given as the
+ * preprocessor's output (line markers, then the code); the macro cases run
+ * nvcc -E itself, as the build and the grader do. No GPU needed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wb_rules.h"
+#include "wb_test.h"
+
+/* A file holding text, as nvcc -E would write it for kernels.cu. */
+static char *preprocessed(const char *code)
+{
+    char path[] = "/tmp/wb-rules-XXXXXX.ii";
+    int fd = mkstemps(path, 3);
+    cr_assert(fd >= 0, "cannot make a temporary file");
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "# 0 \"kernels.cu\"\n# 1 \"/usr/include/some_header.h\" 1\n"
+               "__device__ void header_helper() { __threadfence(); __syncthreads(); }\n"
+               "# 1 \"kernels.cu\" 2\n%s", code);
+    fclose(f);
+    return strdup(path);
+}
+
+/* kernels.cu through nvcc -E for sm_90, as meson.build does. */
+static char *through_nvcc(const char *code)
+{
+    char source[] = "/tmp/wb-rules-XXXXXX.cu", command[1024];
+    int fd = mkstemps(source, 3);
+    cr_assert(fd >= 0, "cannot make a temporary file");
+    FILE *f = fdopen(fd, "w");
+    fputs(code, f);
+    fclose(f);
+    char *out = malloc(strlen(source) + 4);
+    sprintf(out, "%s.ii", source);
+    snprintf(command, sizeof command, "'%s' -E -arch=compute_90 '%s' -o '%s'", WB_NVCC, source,
+             out);
+    cr_assert(system(command) == 0, "%s failed", command);
+    unlink(source);
+    return out;
+}
+
+/* The rules' problems with the file at path (removed after), "" if none. */
+static const char *problems_of(char *path, const wb_source_rule *rules, size_t n)
+{
+    static char problems[4096];
+    char name[512];
+    wb_source_rule_problems(path, rules, n, problems, sizeof problems, name, sizeof name);
+    unlink(path);
+    free(path);
+    return problems;
+}
+#define PROBLEMS(path, ...)                                                    \
+    problems_of((path), (const wb_source_rule[]){__VA_ARGS__},               \
+                sizeof((const wb_source_rule[]){__VA_ARGS__}) / sizeof(wb_source_rule))
+
+static void assert_refused(const char *problems, const char *expected)
+{
+    cr_assert(strstr(problems, expected), "expected a problem with \"%s\", got: \"%s\"", expected,
+              problems);
+}
+
+static void assert_accepted(const char *problems)
+{
+    cr_assert(!problems[0], "honest code refused: %s", problems);
+}
+
+/* ------------------------------------------------------------- macros */
+
+#define PUBLISH_CODE                                                                   \
+    "#include <cuda/atomic>\n"                                                         \
+    "__device__ void publish(int *value, int *flag) {\n"                               \
+    "    *value = 1;\n"                                                                \
+    "    __threadfence();\n"                                                           \
+    "    cuda::atomic_ref<int, cuda::thread_scope_device>(*flag).store(\n"            \
+    "        1, cuda::memory_order_release);\n"                                        \
+    "}\n"
+#define PUBLISH_RULE {"publish", .orderings = 2, .fresh_accesses = 1, .why = "fence, release"}
+
+Test(source_rules, fences_removed_by_defines_are_missing, .timeout = 120)
+{
+    assert_accepted(PROBLEMS(through_nvcc(PUBLISH_CODE), PUBLISH_RULE));
+    assert_refused(PROBLEMS(through_nvcc("#define __threadfence()\n"
+                                         "#define memory_order_release memory_order_relaxed\n"
+                                         PUBLISH_CODE),
+                            PUBLISH_RULE),
+                   "has 0 fence(s)");
+}
+
+Test(source_rules, a_fence_in_a_macro_counts, .timeout = 120)
+{
+    assert_accepted(PROBLEMS(through_nvcc("#define PUBLISH(v, f) do { *(v) = 1; "
+                                          "__threadfence(); atomicExch((f), 1); } while (0)\n"
+                                          "__device__ void publish(int *v, int *f) "
+                                          "{ PUBLISH(v, f); }\n"),
+                             {"publish", .orderings = 1, .fresh_accesses = 1, .why = ""}));
+}
+
+Test(source_rules, code_for_another_architecture_does_not_count, .timeout = 120)
+{
+    assert_refused(PROBLEMS(through_nvcc("__device__ void publish(int *v, int *f) {\n"
+                                         "    *v = 1;\n"
+                                         "#if __CUDA_ARCH__ != 900\n"
+                                         "    __threadfence();\n"
+                                         "#endif\n"
+                                         "    atomicExch(f, 1);\n"
+                                         "}\n"),
+                            {"publish", .orderings = 1, .fresh_accesses = 1, .why = ""}),
+                   "has 0 fence(s)");
+}
+
+/* ------------------------------------------------------------ helpers */
+
+Test(source_rules, a_fence_in_a_helper_counts)
+{
+    assert_accepted(PROBLEMS(preprocessed("__device__ void raise_flag(int *f) {\n"
+                                          "    __threadfence();\n"
+                                          "    atomicExch(f, 1);\n"
+                                          "}\n"
+                                          "__device__ void publish(int *v, int *f) {\n"
+                                          "    *v = 1;\n"
+                                          "    raise_flag(f);\n"
+                                          "}\n"),
+                             {"publish", .orderings = 1, .fresh_accesses = 1, .why = ""}));
+}
+
+Test(source_rules, a_helper_counts_at_each_call_and_recursion_ends)
+{
+    assert_refused(PROBLEMS(preprocessed("__device__ void fence() { __threadfence(); fence(); }\n"
+                                         "__device__ void publish(int *v, int *f) {\n"
+                                         "    fence(); fence();\n"
+                                         "    atomicExch(f, 1);\n"
+                                         "}\n"),
+                            {"publish", .orderings = 3, .fresh_accesses = 1, .why = ""}),
+                   "has 2 fence(s)");
+}
+
+Test(source_rules, a_decoy_definition_does_not_count)
+{
+    assert_refused(PROBLEMS(preprocessed("namespace unused {\n"
+                                         "__device__ void publish(int *v, int *f) {\n"
+                                         "    __threadfence(); atomicExch(f, 1);\n"
+                                         "} }\n"
+                                         "__device__ void publish(int *v, int *f) {\n"
+                                         "    *v = 1; atomicExch(f, 1);\n"
+                                         "}\n"),
+                            {"publish", .orderings = 1, .fresh_accesses = 1, .why = ""}),
+                   "has 0 fence(s)");
+}
+
+Test(source_rules, headers_do_not_count)
+{
+    assert_refused(PROBLEMS(preprocessed("__device__ void publish(int *v, int *f) {\n"
+                                         "    *v = 1; header_helper(); atomicExch(f, 1);\n"
+                                         "}\n"),
+                            {"publish", .orderings = 1, .fresh_accesses = 1, .why = ""}),
+                   "has 0 fence(s)");
+}
+
+Test(source_rules, every_architecture_is_judged)
+{
+    char both[4096];
+    char *with = preprocessed("__device__ void publish(int *v, int *f) "
+                              "{ *v = 1; __threadfence(); atomicExch(f, 1); }\n");
+    char *without = preprocessed("__device__ void publish(int *v, int *f) "
+                                 "{ *v = 1; atomicExch(f, 1); }\n");
+    snprintf(both, sizeof both, "%s:%s", with, without);
+    free(with);
+    const char *problems = problems_of(strdup(both), (const wb_source_rule[]){
+        {"publish", .orderings = 1, .fresh_accesses = 1, .why = ""}}, 1);
+    unlink(without);
+    free(without);
+    assert_refused(problems, "has 0 fence(s)");
+}
+
+/* ----------------------------------------------------------- barriers */
+
+#define TILE_RULE                                                                    \
+    {"tiled", .barriers = 2, .shared = "__shared__",                                \
+     .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = "tile barriers"}
+
+/* The matmul's tiled loop, with BEFORE_READ between the stores and the
+ * reads, AFTER_READ after the reads, END after the loop. */
+static char *tiled(const char *before_read, const char *after_read, const char *end)
+{
+    char code[2048];
+    snprintf(code, sizeof code,
+             "__device__ void wait_for_block() { __syncthreads(); }\n"
+             "__global__ void tiled(const float *A, float *C, int k) {\n"
+             "    __attribute__((shared)) float As[16][16], Bs[16][16];\n"
+             "    int tx = threadIdx.x, ty = threadIdx.y;\n"
+             "    float sum = 0.0f;\n"
+             "    for (int phase = 0; phase < k / 16; phase++) {\n"
+             "        As[ty][tx] = A[phase * 16 + tx];\n"
+             "        Bs[ty][tx] = A[phase * 16 + ty];\n"
+             "        %s\n"
+             "        for (int i = 0; i < 16; i++)\n"
+             "            sum += As[ty][i] * Bs[i][tx];\n"
+             "        %s\n"
+             "    }\n"
+             "    %s\n"
+             "    C[ty * 16 + tx] = sum;\n"
+             "}\n",
+             before_read, after_read, end);
+    return preprocessed(code);
+}
+
+Test(source_rules, barriers_in_place_pass)
+{
+    assert_accepted(PROBLEMS(tiled("__syncthreads();", "__syncthreads();", ""), TILE_RULE));
+}
+
+Test(source_rules, a_barrier_in_a_helper_counts)
+{
+    assert_accepted(PROBLEMS(tiled("wait_for_block();", "__syncthreads();", ""), TILE_RULE));
+}
+
+Test(source_rules, a_missing_barrier_with_an_extra_one_elsewhere_fails)
+{
+    assert_refused(PROBLEMS(tiled("", "__syncthreads();", "__syncthreads();"), TILE_RULE),
+                   "between the write of its __shared__ memory at line 8 and the read at line 11");
+    assert_refused(PROBLEMS(tiled("__syncthreads();", "", "__syncthreads();"), TILE_RULE),
+                   "between the read of its __shared__ memory at line 11 and the write at line 7 "
+                   "(in the loop's next iteration)");
+}
+
+Test(source_rules, a_barrier_under_a_branch_of_the_thread_does_not_count)
+{
+    assert_refused(PROBLEMS(tiled("if (tx < 8) __syncthreads();", "__syncthreads();", ""),
+                            TILE_RULE),
+                   "and the read at line 11");
+    assert_refused(PROBLEMS(tiled("if (ty == 0) { __syncthreads(); }", "__syncthreads();", ""),
+                            TILE_RULE),
+                   "and the read at line 11");
+}
+
+Test(source_rules, a_barrier_under_a_uniform_branch_counts)
+{
+    assert_accepted(PROBLEMS(tiled("if (k > 0) __syncthreads();", "__syncthreads();", ""),
+                             TILE_RULE));
+}
+
+Test(source_rules, a_level_loop_needs_a_barrier_each_iteration)
+{
+    const wb_source_rule sweep = {"up_sweep", .barriers = 1, .shared = "s",
+                                  .protects = WB_EACH_ITERATION, .why = ""};
+    assert_accepted(problems_of(preprocessed("__device__ void up_sweep(unsigned *s, unsigned n) {\n"
+                                             "    unsigned tid = threadIdx.x;\n"
+                                             "    for (unsigned d = 1; d < n; d *= 2) {\n"
+                                             "        __syncthreads();\n"
+                                             "        if (tid < n / (2 * d))\n"
+                                             "            s[d * (2 * tid + 2) - 1] += "
+                                             "s[d * (2 * tid + 1) - 1];\n"
+                                             "    }\n"
+                                             "}\n"),
+                                &sweep, 1));
+    assert_refused(problems_of(preprocessed("__device__ void up_sweep(unsigned *s, unsigned n) {\n"
+                                            "    unsigned tid = threadIdx.x;\n"
+                                            "    __syncthreads();\n"
+                                            "    for (unsigned d = 1; d < n; d *= 2) {\n"
+                                            "        if (tid < n / (2 * d)) {\n"
+                                            "            __syncthreads();\n"
+                                            "            s[d * (2 * tid + 2) - 1] += "
+                                            "s[d * (2 * tid + 1) - 1];\n"
+                                            "        }\n"
+                                            "    }\n"
+                                            "}\n"),
+                               &sweep, 1),
+                   "each iteration of the loop at line 4");
+}
+
+Test(source_rules, a_pointer_into_the_tile_is_the_tile)
+{
+    const wb_source_rule scan = {"scan", .barriers = 1, .shared = "buffers",
+                                 .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = ""};
+    const char *code = "__device__ unsigned scan(unsigned *buffers, unsigned x) {\n"
+                       "    unsigned tid = threadIdx.x;\n"
+                       "    unsigned *from = buffers, *to = buffers + blockDim.x;\n"
+                       "    from[tid] = x;\n"
+                       "    %s\n"
+                       "    for (unsigned offset = 1; offset < blockDim.x; offset *= 2) {\n"
+                       "        to[tid] = tid >= offset ? from[tid] + from[tid - offset] : "
+                       "from[tid];\n"
+                       "        __syncthreads();\n"
+                       "        unsigned *swap = from; from = to; to = swap;\n"
+                       "    }\n"
+                       "    return from[tid];\n"
+                       "}\n";
+    char text[2048];
+    snprintf(text, sizeof text, code, "__syncthreads();");
+    assert_accepted(problems_of(preprocessed(text), &scan, 1));
+    snprintf(text, sizeof text, code, "");
+    assert_refused(problems_of(preprocessed(text), &scan, 1),
+                   "between the write of buffers at line 4 and the read at line 7");
+}
+
+Test(source_rules, a_shared_scalar_and_an_atomic_on_it)
+{
+    const wb_source_rule block = {"per_block", .barriers = 2, .shared = "__shared__",
+                                  .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ,
+                                  .why = ""};
+    const char *code = "__global__ void per_block(int *out) {\n"
+                       "    __attribute__((shared)) int partial;\n"
+                       "    if (threadIdx.x == 0)\n"
+                       "        partial = 0;\n"
+                       "    __syncthreads();\n"
+                       "    atomicAdd(&partial, 1);\n"
+                       "    %s\n"
+                       "    if (threadIdx.x == 0)\n"
+                       "        atomicAdd(out, partial);\n"
+                       "    __syncthreads();\n"
+                       "}\n";
+    char text[2048];
+    snprintf(text, sizeof text, code, "__syncthreads();");
+    assert_accepted(problems_of(preprocessed(text), &block, 1));
+    snprintf(text, sizeof text, code, "");
+    assert_refused(problems_of(preprocessed(text), &block, 1),
+                   "between the write of its __shared__ memory at line 6 and the read at line 9");
+}
+
+Test(source_rules, a_barrier_after_an_early_return_of_some_threads_does_not_count)
+{
+    assert_refused(PROBLEMS(tiled("if (tx >= k) return; __syncthreads();", "__syncthreads();",
+                                  ""),
+                            TILE_RULE),
+                   "and the read at line 11");
+}
+
+Test(source_rules, a_decoy_helper_does_not_count)
+{
+    assert_refused(PROBLEMS(preprocessed("namespace decoy {\n"
+                                         "__device__ void raise_flag(int *f) "
+                                         "{ __threadfence(); atomicExch(f, 1); } }\n"
+                                         "__device__ void raise_flag(int *f) { atomicExch(f, 1); }\n"
+                                         "__device__ void publish(int *v, int *f) {\n"
+                                         "    *v = 1; raise_flag(f);\n"
+                                         "}\n"),
+                            {"publish", .orderings = 1, .fresh_accesses = 1, .why = ""}),
+                   "has 0 fence(s)");
+    assert_refused(PROBLEMS(preprocessed("namespace decoy { __device__ void wait_for_block() "
+                                         "{ __syncthreads(); } }\n"
+                                         "__device__ void wait_for_block() { }\n"
+                                         "__global__ void tiled(float *out) {\n"
+                                         "    __attribute__((shared)) float t[32];\n"
+                                         "    t[threadIdx.x] = 1.0f;\n"
+                                         "    wait_for_block();\n"
+                                         "    out[threadIdx.x] = t[31 - threadIdx.x];\n"
+                                         "    __syncthreads();\n"
+                                         "    __syncthreads();\n"
+                                         "}\n"),
+                            TILE_RULE),
+                   "between the write of its __shared__ memory at line 5 and the read at line 7");
+}
+
+Test(source_rules, a_variable_named_like_a_function_is_no_call)
+{
+    assert_refused(PROBLEMS(preprocessed("struct Other { __device__ void lock(int *w) "
+                                         "{ __threadfence(); } };\n"
+                                         "struct Lock { __device__ void lock(int *w) {\n"
+                                         "    atomic_ref<int> lock(*w);\n"
+                                         "    while (atomicCAS(w, 0, 1)) ;\n"
+                                         "} };\n"),
+                            {"Lock::lock", .orderings = 1, .fresh_accesses = 1, .why = ""}),
+                   "has 0 fence(s)");
+}
+
+/* Honest ways to write the tiled loop: each must pass. */
+Test(source_rules, honest_styles_pass)
+{
+    static const char *const styles[] = {
+        // cooperative groups, other names, a loop without braces
+        "__global__ void tiled(const float *A, float *C, int k) {\n"
+        "    cg::thread_block block = cg::this_thread_block();\n"
+        "    __attribute__((shared)) float sA[16][16];\n"
+        "    __attribute__((shared)) float sB[16][16];\n"
+        "    float acc = 0;\n"
+        "    for (int p = 0; p < k; p += 16) {\n"
+        "        sA[threadIdx.y][threadIdx.x] = A[p + threadIdx.x];\n"
+        "        sB[threadIdx.y][threadIdx.x] = A[p + threadIdx.y];\n"
+        "        block.sync();\n"
+        "#pragma unroll\n"
+        "        for (int i = 0; i < 16; ++i) acc += sA[threadIdx.y][i] * sB[i][threadIdx.x];\n"
+        "        cg::sync(block);\n"
+        "    }\n"
+        "    C[threadIdx.x] = acc;\n"
+        "}\n",
+        // one dynamic buffer cut in two, a while loop, loads guarded per thread
+        "__global__ void tiled(const float *A, float *C, int k) {\n"
+        "    extern __attribute__((shared)) float smem[];\n"
+        "    float *As = smem, *Bs = smem + 256;\n"
+        "    int tx = threadIdx.x, ty = threadIdx.y, row = blockIdx.y * 16 + ty;\n"
+        "    float sum = 0.0f; int p = 0;\n"
+        "    while (p < k) {\n"
+        "        if (row < k) As[ty * 16 + tx] = A[row * k + p + tx]; else As[ty * 16 + tx] = 0;\n"
+        "        Bs[ty * 16 + tx] = row < k ? A[(p + ty) * k + tx] : 0.0f;\n"
+        "        __syncthreads();\n"
+        "        for (int i = 0; i < 16; i++) { sum += As[ty * 16 + i] * Bs[i * 16 + tx]; }\n"
+        "        __syncthreads();\n"
+        "        p += 16;\n"
+        "    }\n"
+        "    if (row < k) C[row * k + tx] = sum;\n"
+        "}\n",
+        // the loads and the barrier in helpers, the tile passed to them
+        "__device__ void load(float (*t)[16], const float *src) "
+        "{ t[threadIdx.y][threadIdx.x] = src[threadIdx.x]; }\n"
+        "__device__ float dot(float (*a)[16], float (*b)[16]) {\n"
+        "    float s = 0; for (int i = 0; i < 16; i++) s += a[threadIdx.y][i] * b[i][threadIdx.x];\n"
+        "    return s;\n"
+        "}\n"
+        "__device__ void barrier() { __syncthreads(); }\n"
+        "__global__ void tiled(const float *A, float *C, int k) {\n"
+        "    __attribute__((shared)) float As[16][16], Bs[16][16];\n"
+        "    float sum = 0;\n"
+        "    for (int p = 0; p < k; p += 16) {\n"
+        "        load(As, A + p); load(Bs, A + p * k);\n"
+        "        barrier();\n"
+        "        sum += dot(As, Bs);\n"
+        "        barrier();\n"
+        "    }\n"
+        "    C[threadIdx.x] = sum;\n"
+        "}\n",
+    };
+    for (size_t i = 0; i < sizeof styles / sizeof styles[0]; i++) {
+        const char *problems = PROBLEMS(preprocessed(styles[i]), TILE_RULE);
+        cr_assert(!problems[0], "honest style %zu refused: %s", i, problems);
+    }
+}
