@@ -2,6 +2,7 @@
  * check, and the observations that let the grader judge a test outside the
  * process that ran the submission's code. */
 #include "wb_test.h"
+#include "wb_channel.h"
 
 #include <cuda.h>   /* the types of the virtual memory calls (no link to libcuda) */
 #include <criterion/hooks.h>
@@ -21,7 +22,7 @@ static test_mode mode(void)
 {
     static int cached = -1;
     if (cached < 0)
-        cached = getenv("WB_JUDGE") ? MODE_JUDGE : getenv("WB_RECORD") ? MODE_RECORD : MODE_LOCAL;
+        cached = getenv("WB_JUDGE") ? MODE_JUDGE : wb_channel_wanted() ? MODE_RECORD : MODE_LOCAL;
     return (test_mode)cached;
 }
 
@@ -62,11 +63,13 @@ WB_WRAP_LAUNCH(cudaLaunchKernelExC_ptsz, WB_EX_PARAMS, WB_EX_ARGS)
 
 /* ------------------------------------------------------------ recording */
 
-/* One file per test case: a sequence of entries
- *     kind (1 byte) | label length (u32) | label | data length (u64) | data
- * kind 'O' an observation, 'E' an error that ended the case (label: the
- * message), 'F' the case finished (data: the launch count, u64). */
-static int record_fd = -1;
+/* In a recording, each entry goes to the grader's channel (wb_channel.h)
+ * while the test case is open, between wb_case_begin and wb_test_end: the
+ * grader writes the case's recording in its own folder and seals it at the
+ * case's 'F' entry. Kinds: 'O' an observation, 'E' an error that ended the
+ * case (label: the message), 'F' the case finished (data: the launch count,
+ * u64). The judge reads the same entries back (next_entry). */
+static bool case_open;
 
 /* The judge's copy of the submission's recording of this case. */
 static struct {
@@ -85,37 +88,45 @@ static const char *judge_out(void)
     return out ? out : ".";
 }
 
-static void write_all(int fd, const void *data, size_t bytes)
+static void channel_failed(const char *what)
 {
-    const char *p = data;
-    while (bytes > 0) {
-        ssize_t n = write(fd, p, bytes);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            cr_assert_fail("grading: cannot write the recording of %s: %s", case_name,
-                           strerror(errno));
-        p += n;
-        bytes -= (size_t)n;
-    }
+    cr_assert_fail("grading: the channel to the grader failed (%s) in %s", what, case_name);
 }
 
 static void record_entry(char kind, const char *label, const void *data, size_t bytes)
 {
-    if (record_fd < 0)
-        return;
-    uint32_t label_len = (uint32_t)strlen(label);
-    uint64_t data_len = bytes;
-    write_all(record_fd, &kind, 1);
-    write_all(record_fd, &label_len, sizeof label_len);
-    write_all(record_fd, label, label_len);
-    write_all(record_fd, &data_len, sizeof data_len);
-    if (bytes)
-        write_all(record_fd, data, bytes);
+    if (case_open && !wb_channel_send(kind, label, data, bytes))
+        channel_failed("a recorded entry");
 }
 
+/* The grader's clock (workbook.h, wb_timing_clock), over the channel. */
+static uint64_t grader_ready(int repetition, int calls)
+{
+    int32_t numbers[2] = {repetition, calls};
+    uint64_t seed;
+    if (!wb_channel_ask(WB_ENTRY_READY, "", numbers, sizeof numbers, &seed, sizeof seed))
+        channel_failed("the seed of a timed repetition");
+    return seed;
+}
+
+static void grader_set(void)
+{
+    char go;
+    if (!wb_channel_ask(WB_ENTRY_SET, "", NULL, 0, &go, 1))
+        channel_failed("the go of a timed repetition");
+}
+
+static void grader_done(void)
+{
+    if (!wb_channel_send(WB_ENTRY_DONE, "", NULL, 0))
+        channel_failed("the end of a timed repetition");
+}
+
+static const wb_timing_clock grader_clock = {grader_ready, grader_set, grader_done};
+
 /* The k-th case of a test (parameterized tests have several, run one after
- * another): the first k for which DIR/<suite>.<test>.<k> can be created. */
+ * another): the first k for which DIR/<suite>.<test>.<k> can be created.
+ * The grader names its recordings the same way (grading/channel.py). */
 static int open_case_file(const char *dir, char *path, size_t path_len)
 {
     for (int k = 0; k < 100000; k++) {
@@ -190,15 +201,16 @@ static bool next_entry(entry *e)
 static entry expect_observation(const char *what)
 {
     entry e;
-    if (!next_entry(&e) || e.kind == 'F')
+    if (!next_entry(&e) || e.kind == WB_ENTRY_FINISH)
         judge_fail("your code's run of this case ended before it produced '%s' (%d result(s) "
                    "before that): it crashed, exited, hung or ran out of time there; the grader's "
                    "note on the process says which " WB_SEED_HINT,
                    what, replay.observations, wb_seed());
-    if (e.kind == 'E')
+    if (e.kind == WB_ENTRY_ERROR)
         judge_fail("your code's run of this case failed before '%s': %.*s", what,
                    (int)e.label_len, e.label);
-    if (e.kind != 'O' || e.label_len != strlen(what) || memcmp(e.label, what, e.label_len) != 0)
+    if (e.kind != WB_ENTRY_OBSERVATION || e.label_len != strlen(what) ||
+        memcmp(e.label, what, e.label_len) != 0)
         judge_fail("your code's run of this case went another way: expected the result '%s', "
                    "its recording has '%.*s' there " WB_SEED_HINT,
                    what, (int)e.label_len, e.label, wb_seed());
@@ -209,7 +221,7 @@ static entry expect_observation(const char *what)
 void wb_observe(const char *what, void *host, size_t bytes)
 {
     if (mode() == MODE_RECORD) {
-        record_entry('O', what, host, bytes);
+        record_entry(WB_ENTRY_OBSERVATION, what, host, bytes);
     } else if (mode() == MODE_JUDGE) {
         entry e = expect_observation(what);
         if (e.data_len != bytes)
@@ -247,7 +259,7 @@ double wb_observe_double(const char *what, double value)
 void wb_observe_str(const char *what, char *text, size_t capacity)
 {
     if (mode() == MODE_RECORD) {
-        record_entry('O', what, text, strnlen(text, capacity - 1) + 1);
+        record_entry(WB_ENTRY_OBSERVATION, what, text, strnlen(text, capacity - 1) + 1);
     } else if (mode() == MODE_JUDGE) {
         entry e = expect_observation(what);
         size_t n = e.data_len < capacity ? (size_t)e.data_len : capacity - 1;
@@ -280,7 +292,7 @@ char *wb_observe_stdout(const char *what)
         memcpy(text, e.data, e.data_len);
         text[e.data_len] = '\0';
     } else if (mode() == MODE_RECORD) {
-        record_entry('O', what, text, size);
+        record_entry(WB_ENTRY_OBSERVATION, what, text, size);
     }
     return text;
 }
@@ -288,6 +300,10 @@ char *wb_observe_stdout(const char *what)
 wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double flops)
 {
     wb_timing own = t;
+    /* The grader's own measurement of the series that just ended gets this
+     * name; t (this process's events) is shown, never scored. */
+    if (wb_channel_wanted() && !wb_channel_send(WB_ENTRY_LABEL, what, NULL, 0))
+        channel_failed("a timing's label");
     wb_observe(what, &t, sizeof t);
     if (mode() == MODE_JUDGE) {
         /* The least time the work can take here: its bytes at the copy
@@ -504,7 +520,7 @@ static void fail_running_test(const char *message)
 {
     /* In a recording, the error goes first into the record, so that the
      * judge reports it as the reason this case failed. */
-    record_entry('E', message, NULL, 0);
+    record_entry(WB_ENTRY_ERROR, message, NULL, 0);
     cr_assert_fail("%s " WB_SEED_HINT, message, wb_seed());
 }
 
@@ -580,13 +596,18 @@ void wb_case_begin(void)
     snprintf(case_name, sizeof case_name, "%s.%s", criterion_current_suite->name,
              criterion_current_test->name);
     launches = 0;
-    if (mode() == MODE_RECORD) {
-        char path[4096];
-        record_fd = open_case_file(getenv("WB_RECORD"), path, sizeof path);
-        cr_assert(record_fd >= 0, "grading: cannot create %s: %s", path, strerror(errno));
-    } else if (mode() == MODE_JUDGE) {
-        load_replay();
+    if (wb_channel_wanted()) {
+        /* The record run and the judge's run both say which case begins:
+         * the grader sends the judge's k-th case the seeds it sent the
+         * submission's k-th case. The answer only says it was heard. */
+        char heard;
+        if (!wb_channel_ask(WB_ENTRY_BEGIN, case_name, NULL, 0, &heard, 1))
+            channel_failed("the case's beginning");
+        wb_set_timing_clock(&grader_clock);
+        case_open = mode() == MODE_RECORD;
     }
+    if (mode() == MODE_JUDGE)
+        load_replay();
 }
 
 void wb_test_begin(void)
@@ -599,11 +620,10 @@ void wb_test_begin(void)
 
 void wb_test_end(void)
 {
-    if (mode() == MODE_RECORD && record_fd >= 0) {
+    if (mode() == MODE_RECORD && case_open) {
         uint64_t count = launches;
-        record_entry('F', "", &count, sizeof count);
-        close(record_fd);
-        record_fd = -1;
+        record_entry(WB_ENTRY_FINISH, "", &count, sizeof count);
+        case_open = false;
     } else if (mode() == MODE_JUDGE && replay.loaded) {
         /* Whether the submission's run got to its end, and the error that
          * ended it, if any, after the results this judge consumed. A .fini
@@ -614,9 +634,9 @@ void wb_test_end(void)
         unsigned long long student_launches = 0;
         char error[400] = "";
         while (next_entry(&e)) {
-            if (e.kind == 'E' && !error[0])
+            if (e.kind == WB_ENTRY_ERROR && !error[0])
                 snprintf(error, sizeof error, "%.*s", (int)e.label_len, e.label);
-            if (e.kind == 'F' && e.data_len == sizeof student_launches) {
+            if (e.kind == WB_ENTRY_FINISH && e.data_len == sizeof student_launches) {
                 memcpy(&student_launches, e.data, sizeof student_launches);
                 finished = true;
             }
@@ -647,6 +667,12 @@ ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 
 int main(int argc, char *argv[])
 {
+    /* Under the grader, the runner says who it is before any test: the
+     * grader takes a test case only from a worker process that this runner
+     * started (grading/channel.py). Criterion's workers run main too; the
+     * grader keeps the first hello only. */
+    if (wb_channel_wanted())
+        wb_channel_send(WB_ENTRY_HELLO, "", NULL, 0);
     struct criterion_test_set *tests = criterion_initialize();
     int status = 0;
     if (criterion_handle_args(argc, argv, true))

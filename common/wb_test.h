@@ -13,8 +13,9 @@
  * looks at it. On a student's machine these calls do nothing: the test runs
  * in one process and checks as it goes. The autograder runs each test twice
  * (grading/README.md, "Verdicts"):
- *   - record (WB_RECORD=DIR): the submission's binary runs the test and each
- *     observation is also written to DIR, one file per test case;
+ *   - record (WB_CHANNEL=SOCKET): the submission's binary runs the test and
+ *     each observation is also sent to the grader (wb_channel.h), which
+ *     writes one recording per test case in its own folder;
  *   - judge (WB_JUDGE=DIR, WB_JUDGE_OUT=OUT): the reference's binary, which
  *     the submission never runs in, runs the same test on the same inputs
  *     (the same WB_SEED) and each observation *returns the submission's

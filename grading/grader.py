@@ -147,7 +147,7 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
         shown = "" if t["visibility"] != "visible" else got["output"][-3000:]
         t["output"] = text + ("\n\nwhat your code's test process printed:\n" + shown if shown else "")
         if perf and t["test"] == perf["test"]:
-            timings = {"rows": got["timings"], "wall": got["seconds"], "judge": got["judge_seconds"]}
+            timings = {"rows": got["timings"], "clock": got["clock"]}
     rubric.apply_prerequisites(result["tests"], lab_rubric)
     if rubric.gpu_work_missing(defaults, lab_rubric, result):
         result["message"] = (result["message"] + "; " if result["message"] else "") + \

@@ -1,23 +1,28 @@
 """Verdicts decided outside the submission's process.
 
 Each test (every parameter case of it) runs twice, on the same inputs (the
-same fresh WB_SEED):
+same fresh WB_SEED, and per timed repetition the same seeds of the
+grader's):
 
 1. record: the student's test binary, in a sandbox (sandbox.py) whose only
-   writable place is a scratch folder, with WB_RECORD set. Each value the
-   test reads from the code under test (wb_fetch / wb_observe*, see
-   common/wb_test.h) is written to a recording, one file per case. What this
-   process prints, its exit status and its own Criterion report decide
-   nothing.
+   writable place is its private, size-limited /tmp, with WB_CHANNEL set to
+   a socket of the grader's (channel.py). Each value the test reads from the
+   code under test (wb_fetch / wb_observe*, see common/wb_test.h) is sent
+   there; the grader writes each case's recording into its own folder and
+   seals it when the case ends, and times each timed repetition with its
+   own clock. What this process prints, its exit status and its own
+   Criterion report decide nothing.
 2. judge: the reference's test binary (trusted code, built in the trusted
-   tree) with WB_JUDGE pointing at a copy of the recording. It runs the
-   same test and every observation returns the submission's recorded value,
-   so each check of test.c decides on the submission's results, with the
-   same learner messages. Its Criterion report is the verdict. The judge
-   also writes, per case, whether the submission's run finished and how many
-   kernels it launched (cases.csv), and for timing observations the
-   reference's time, the submission's and the least time the work can take
-   on this GPU (timings.csv).
+   tree) with WB_JUDGE pointing at those recordings and a channel of its
+   own, which sends each case the seeds the submission's run of that case
+   got. It runs the same test and every observation returns the
+   submission's recorded value, so each check of test.c decides on the
+   submission's results, with the same learner messages. Its Criterion
+   report is the verdict. The judge also writes, per case, whether the
+   submission's run finished and how many kernels it launched (cases.csv),
+   and for timing observations the least time the work can take on this GPU
+   (timings.csv); the grader's clock timed the reference's kernels in this
+   run.
 
 A test passes when the judge passes every case and the submission's process
 ended within its limits.
@@ -27,14 +32,12 @@ import os
 import re
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 
+import channel
 import criterion
 import sandbox
-
-RECORD_BYTES = 2 << 30      # the most a case's recording may hold
 
 
 def list_tests(judge_binary):
@@ -58,38 +61,6 @@ def _signal_name(status):
         return signal.Signals(-status).name
     except ValueError:
         return f"signal {-status}"
-
-
-def _copy_recording(source, target):
-    """Copies the regular files of the recording (no links, nothing else)
-    into a folder of the grader's, so that the judge reads only data: no
-    more than RECORD_BYTES in all (the files past it are left out, and the
-    cases they held fail as unrecorded). A FIFO is opened without waiting
-    for a writer (O_NONBLOCK) and skipped like any other special file; a
-    link in the record folder's own place is not followed."""
-    os.makedirs(target, exist_ok=True)
-    try:   # the folder itself, not a link the submission put in its place
-        folder = os.open(source, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return
-    left = RECORD_BYTES
-    try:
-        for name in sorted(os.listdir(folder)):
-            if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-                continue
-            try:
-                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
-            except OSError:
-                continue
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > left:
-                os.close(fd)
-                continue
-            left -= info.st_size
-            with os.fdopen(fd, "rb") as f, open(os.path.join(target, name), "wb") as out:
-                shutil.copyfileobj(f, out)
-    finally:
-        os.close(folder)
 
 
 def _read_csv(path):
@@ -129,44 +100,67 @@ def unfinished(cases):
     return reasons
 
 
+def record_view(binary, data_dirs, listening):
+    """The record run's sandbox: the binary, its libraries, the lab's data
+    files and the channel's folder, read-only, and the GPU. Its only
+    writable place is its private /tmp, memory of at most sandbox.TMP_BYTES
+    (its working folder: Criterion's own report goes there and decides
+    nothing)."""
+    return sandbox.view_args(ro=[binary, *sandbox.library_dirs(binary), *data_dirs, listening],
+                             gpu=True, chdir="/tmp")
+
+
 def run_student(binary, suite, test, limits, seed, work, data_dirs=()):
-    """The record run in a sandbox that sees the binary, its libraries and
-    the lab's data files (data_dirs, read-only); returns sandbox.run's dict
-    plus the recording folder."""
-    scratch = os.path.join(work, "student")
-    record = os.path.join(scratch, "record")
-    os.makedirs(record)
-    view = sandbox.view_args(ro=[binary, *sandbox.library_dirs(binary), *data_dirs],
-                             rw=[scratch], gpu=True, chdir=scratch)
-    argv = list(limits.get("wrapper", [])) + [binary, f"--filter={suite}/{test}", "--jobs=1",
-                                               "--verbose", f"--json={scratch}/report.json"]
-    # WB_STRICT_TIMING: a time that missed work fails the timing test
-    # (common/timing.c); the grader's timings have the GPU to themselves.
-    env = sandbox.minimal_env(WB_RECORD=record, WB_SEED=seed, WB_STRICT_TIMING=1,
-                              **limits.get("env", {}))
-    run = sandbox.run(argv, cwd=scratch, env=env, wall_s=limits["wall_s"], cpu_s=limits["cpu_s"],
-                      file_bytes=RECORD_BYTES, output_bytes=limits["output_bytes"], sandbox=view)
-    run["record"] = record
-    return run
+    """The record run in a sandbox that sees the binary, its libraries, the
+    lab's data files (data_dirs, read-only) and the grader's channel;
+    returns (sandbox.run's dict, the channel, closed: its cases)."""
+    recording = os.path.join(work, "recording")
+    listening = os.path.join(work, "student")
+    os.makedirs(recording)
+    os.makedirs(listening)
+    # Without a sandbox (sandbox.note says what is lost) the process works
+    # in a folder of its own, not in the machine's /tmp.
+    scratch = "/tmp" if sandbox.available()[0] else os.path.join(work, "scratch")
+    os.makedirs(scratch, exist_ok=True)
+    heard = channel.Channel(listening, f"{suite}.{test}", record_dir=recording)
+    try:
+        view = record_view(binary, data_dirs, listening)
+        argv = list(limits.get("wrapper", [])) + [binary, f"--filter={suite}/{test}", "--jobs=1",
+                                                   "--verbose", f"--json={scratch}/report.json"]
+        # WB_RECORD marks the record step, where the source rules decide
+        # nothing and do not run (common/wb_rules.c): the judge runs them.
+        env = sandbox.minimal_env(WB_CHANNEL=heard.path, WB_RECORD=1, WB_SEED=seed,
+                                  **limits.get("env", {}))
+        run = sandbox.run(argv, cwd=scratch, env=env, wall_s=limits["wall_s"],
+                          cpu_s=limits["cpu_s"], file_bytes=channel.RECORD_BYTES,
+                          output_bytes=limits["output_bytes"], sandbox=view)
+    finally:
+        heard.close()
+    return run, heard
 
 
-def run_judge(judge_binary, suite, test, limits, seed, recording, work, source=None):
-    """The judge run (trusted binary, not sandboxed); returns (cases from its
+def run_judge(judge_binary, suite, test, limits, seed, student, work, source=None):
+    """The judge run (trusted binary, not sandboxed) on the recordings and
+    seeds of student (run_student's channel); returns (cases from its
     Criterion report, its run (sandbox.run's dict), cases.csv rows,
-    timings.csv rows). source: the submission's kernels.cu as its compile
-    saw it (trees.Workspace.rule_source), which the lab's source rules read
-    (wb_test.h)."""
+    timings.csv rows, its channel, closed). source: the submission's
+    kernels.cu as its compile saw it (trees.Workspace.rule_source), which
+    the lab's source rules read (wb_test.h)."""
     out = os.path.join(work, "judge")
     os.makedirs(out)
     report = os.path.join(out, "report.json")
-    env = dict(os.environ, WB_JUDGE=recording, WB_JUDGE_OUT=out, WB_SEED=seed,
-               WB_RESULTS_DIR=out, WB_STRICT_TIMING="1", **limits.get("env", {}))
+    heard = channel.Channel(out, f"{suite}.{test}", seeds=student.seeds())
+    env = dict(os.environ, WB_JUDGE=student.record_dir, WB_JUDGE_OUT=out, WB_SEED=seed,
+               WB_RESULTS_DIR=out, WB_CHANNEL=heard.path, **limits.get("env", {}))
     if source:
         env["WB_KERNELS_PREPROCESSED"] = source
-    run = sandbox.run([judge_binary, f"--filter={suite}/{test}", "--jobs=1", "--verbose",
-                       f"--json={report}"], cwd=out, env=env,
-                      wall_s=limits["wall_s"] * 2, cpu_s=limits["cpu_s"] * 2,
-                      output_bytes=limits["output_bytes"])
+    try:
+        run = sandbox.run([judge_binary, f"--filter={suite}/{test}", "--jobs=1", "--verbose",
+                           f"--json={report}"], cwd=out, env=env,
+                          wall_s=limits["wall_s"] * 2, cpu_s=limits["cpu_s"] * 2,
+                          output_bytes=limits["output_bytes"])
+    finally:
+        heard.close()
     try:
         cases = criterion.cases(report, suite, test)
     except (OSError, ValueError, KeyError, TypeError):
@@ -177,7 +171,36 @@ def run_judge(judge_binary, suite, test, limits, seed, recording, work, source=N
             + ("it ran out of time" if run["status"] is None else f"exit {run['status']}")
             + "): " + run["output"][-600:]]}]
     return cases, run, read_cases(os.path.join(out, "cases.csv")), \
-        _read_csv(os.path.join(out, "timings.csv"))
+        _read_csv(os.path.join(out, "timings.csv")), heard
+
+
+def clock_times(timing_rows, student, reference):
+    """The grader's own times of the graded series: the first timing the
+    judge wrote (timings.csv: case, what, ...) names it; the reference's is
+    the judge's run's first series of that name, the student's the record
+    run's series in the same place (the same case and position, with the
+    same name). Both per call of the reference's run's count of calls.
+    Returns {label, reference_ms, student_ms, repetitions, problem}."""
+    if not timing_rows or len(timing_rows[0]) < 2:
+        return None
+    label = timing_rows[0][1]
+    for case in reference.cases:
+        for place, series in enumerate(case.series):
+            if series.label != label:
+                continue
+            times = {"label": label, "reference_ms": series.ms_per_call(),
+                     "repetitions": len(series.times_ns), "student_ms": None, "problem": None}
+            theirs = getattr(student.case(case.name, case.k), "series", [])
+            mine = theirs[place] if place < len(theirs) else None
+            if mine is None or mine.label != label:
+                times["problem"] = f"the grader timed no series '{label}' in your code's run"
+            elif len(mine.times_ns) != len(series.times_ns):
+                times["problem"] = (f"your code's run of '{label}' finished {len(mine.times_ns)} "
+                                    f"timed repetitions of {len(series.times_ns)}")
+            else:
+                times["student_ms"] = mine.ms_per_call(series.calls)
+            return times
+    return None
 
 
 def run_test(student_binary, judge_binary, suite, test, limits, seed, data_dirs=(), source=None):
@@ -185,21 +208,23 @@ def run_test(student_binary, judge_binary, suite, test, limits, seed, data_dirs=
     failed / skipped), reason, output (what the student's process printed),
     judged (the judge's messages), seconds, timed_out (the student's process
     ran out of time), launches, finished cases, timings (rows of
-    timings.csv)."""
-    work = tempfile.mkdtemp(prefix="wbtest-")
+    timings.csv), clock (clock_times: the grader's own times)."""
+    # The channels' sockets live in it, and a Unix socket's path has at most
+    # 107 bytes: where the temporary folder's path is too long, /tmp.
+    base = tempfile.gettempdir()
+    work = tempfile.mkdtemp(prefix="wbtest-", dir=base if len(base) < 64 else "/tmp")
     try:
-        student = run_student(student_binary, suite, test, limits, seed, work, data_dirs)
-        recording = os.path.join(work, "recording")
-        _copy_recording(student["record"], recording)
-        cases, judged_run, case_rows, timing_rows = run_judge(
-            judge_binary, suite, test, limits, seed, recording, work, source)
+        student, heard = run_student(student_binary, suite, test, limits, seed, work, data_dirs)
+        cases, judged_run, case_rows, timing_rows, reference = run_judge(
+            judge_binary, suite, test, limits, seed, heard, work, source)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result = {"output": student["output"], "seconds": student["seconds"],
               "timed_out": student["status"] is None,
               "judge_seconds": judged_run["seconds"],
               "launches": sum(c["launches"] for c in case_rows),
-              "timings": timing_rows, "cases": len(cases)}
+              "timings": timing_rows, "clock": clock_times(timing_rows, heard, reference),
+              "cases": len(cases)}
     states = [c.get("status") for c in cases]
     messages = [m.strip() for c in cases if c.get("status") != "PASSED" for m in c.get("messages", [])]
     result["judged"] = "\n".join(messages)

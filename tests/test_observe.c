@@ -7,7 +7,10 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "wb_channel.h"
 #include "wb_test.h"
 
 TestSuite(observe, .init = wb_case_begin, .fini = wb_test_end, .timeout = 20);
@@ -84,4 +87,36 @@ ParameterizedTest(int *expected, observe, cases_in_order)
     /* Each case is its own recording: the judge must pair case k with case k. */
     int got = wb_observe_int("this case's value", *expected + produced("WB_TEST_CASE_OFFSET", 0));
     cr_assert_eq(got, *expected, "got %d, expected %d", got, *expected);
+}
+
+/* What a submission could try once its case has ended: the right answer
+ * sent again, with a finish, on its own connection and on a new one. */
+static void send_the_right_answer(void)
+{
+    int right = 42;
+    uint64_t launches = 1;
+    wb_channel_send(WB_ENTRY_BEGIN, "observe.sealed", NULL, 0);
+    wb_channel_send(WB_ENTRY_OBSERVATION, "the sealed answer", &right, sizeof right);
+    wb_channel_send(WB_ENTRY_FINISH, "", &launches, sizeof launches);
+}
+
+static void rewrite_at_exit(void)
+{
+    send_the_right_answer();
+}
+
+Test(observe, sealed)
+{
+    int answer = wb_observe_int("the sealed answer", produced("WB_TEST_SEALED_ANSWER", 42));
+    if (produced("WB_TEST_REWRITE", 0)) {
+        atexit(rewrite_at_exit);
+        pid_t child = fork();
+        if (child == 0) {
+            usleep(300000);               /* after the case's end */
+            send_the_right_answer();      /* on the inherited connection */
+            _exit(0);
+        }
+        answer = 42;                      /* what the process itself believes */
+    }
+    cr_assert_eq(answer, 42, "got %d, expected 42", answer);
 }

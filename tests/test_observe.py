@@ -12,6 +12,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "grading"))
+import channel  # noqa: E402
 import criterion  # noqa: E402
 import judge  # noqa: E402
 
@@ -28,6 +29,10 @@ SCENARIOS = {
     "a late error": ({"WB_TEST_LATE_ERROR": "1"}, {"fails_after_its_results": "FAILED"},
                      "a CUDA call failed after the results"),
     "every case off": ({"WB_TEST_CASE_OFFSET": "1"}, {"cases_in_order": "FAILED"}, "got 11, expected 10"),
+    # A wrong result, then the right one sent again after the case's end: from
+    # atexit, from a child the case left behind, from a worker begun anew.
+    "rewritten after its end": ({"WB_TEST_SEALED_ANSWER": "41", "WB_TEST_REWRITE": "1"},
+                                {"sealed": "FAILED"}, "got 41, expected 42"),
 }
 
 
@@ -64,16 +69,30 @@ def main():
     problems = []
     clean = {k: v for k, v in os.environ.items() if not k.startswith("WB_")}
     for name, (produced, expected, text) in SCENARIOS.items():
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
             record, out = os.path.join(tmp, "record"), os.path.join(tmp, "out")
             os.makedirs(record)
             os.makedirs(out)
-            run(binary, dict(clean, WB_RECORD=record, WB_SEED="7", **produced),
-                os.path.join(tmp, "recorded.json"))
-            verdicts = run(binary, dict(clean, WB_JUDGE=record, WB_JUDGE_OUT=out, WB_SEED="7"),
-                           os.path.join(tmp, "judged.json"), os.path.join(out, "cases.csv"))
+            # The grader's channel, as judge.run_student opens it (for every test).
+            heard = channel.Channel(tmp, None, record_dir=record)
+            try:
+                run(binary, dict(clean, WB_CHANNEL=heard.path, WB_SEED="7", **produced),
+                    os.path.join(tmp, "recorded.json"))
+            finally:
+                heard.close()
+            # The judge's run has a channel of its own too (judge.run_judge).
+            judging = channel.Channel(out, None, seeds=heard.seeds())
+            try:
+                verdicts = run(binary, dict(clean, WB_JUDGE=record, WB_JUDGE_OUT=out, WB_SEED="7",
+                                            WB_CHANNEL=judging.path),
+                               os.path.join(tmp, "judged.json"), os.path.join(out, "cases.csv"))
+            finally:
+                judging.close()
+            if len(judging.cases) != len(heard.cases):
+                problems.append(f"{name}: the judge's run began {len(judging.cases)} cases, "
+                                f"the record run {len(heard.cases)}")
         for test in ("an_int", "a_buffer", "a_message", "ends_early", "ends_late", "takes_another_path",
-                     "fails_after_its_results", "cases_in_order"):
+                     "fails_after_its_results", "cases_in_order", "sealed"):
             want = expected.get(test, "PASSED")
             got = verdicts.get(test, {}).get("status", "missing")
             if got != want:

@@ -126,35 +126,38 @@ def sanitizer_parse_problems():
 
 
 def timing_check_problems():
-    """rubric.timing_problem on made-up timings.csv rows (case, what,
-    reference ms, student ms, warmup, repetitions, floor ms): a forged time
-    gets no performance points, an honest one does."""
-    honest = ["c", "w", "0.30", "0.31", "3", "20", "0.27"]
-    cases = [  # (row, student wall s, judge wall s, refused?)
-        (honest, 4.0, 4.0, False),
-        (["c", "w", "0.30", "nan", "3", "20", "0.27"], 4.0, 4.0, True),
-        (["c", "w", "0.30", "inf", "3", "20", "0.27"], 4.0, 4.0, True),
-        (["c", "w", "0.30", "-1", "3", "20", "0.27"], 4.0, 4.0, True),
-        (["c", "w", "0.30", "0.007", "3", "20", "0.27"], 4.0, 4.0, True),    # faster than the GPU can
-        (["c", "w", "0.30", "0.31", "3", "20", "0.27"], 60.0, 4.0, True),    # a slow kernel's process
-        (["c", "w", "0.30", "500", "3", "20", "0.27"], 4.0, 4.0, True),      # longer than the process
-        (["c", "w", "0.30", "0.31", "3", "0", "0.27"], 4.0, 4.0, True),      # repetitions changed
+    """rubric.timing_problem on made-up timings: the grader's own times
+    (judge.clock_times) and the judge's floor (timings.csv: case, what,
+    reference ms, student ms as reported, warmup, repetitions, floor ms). The
+    process's own report is never used: a forged one changes nothing."""
+    row = ["c", "w", "0.30", "0.0001", "3", "20", "0.27"]   # a forged report
+    honest = {"label": "w", "reference_ms": 0.30, "student_ms": 0.31, "repetitions": 20,
+              "problem": None}
+    cases = [  # (clock, floor, refused?)
+        (honest, "0.27", False),
+        (dict(honest, student_ms=0.007), "0.27", True),        # faster than the GPU can
+        (dict(honest, student_ms=None, problem="the grader timed no series 'w'"), "0.27", True),
+        (dict(honest, reference_ms=float("nan")), "0.27", True),
+        (None, "0.27", True),                                  # nothing timed by the grader
+        (honest, "x", True),                                   # no floor from the judge
     ]
     problems = []
-    for row, wall, judge_wall, refused in cases:
-        why = rubric.timing_problem(row, wall, judge_wall)
+    for clock, floor, refused in cases:
+        why = rubric.timing_problem(row[:6] + [floor], clock)
         if bool(why) != refused:
-            problems.append(f"timing {row[3]} ms, wall {wall} s: {'refused' if why else 'accepted'} ({why})")
+            problems.append(f"timing {clock}, floor {floor}: {'refused' if why else 'accepted'} ({why})")
     # An honest time scores only when the timing test itself passed (its
-    # checks: each timed run's result, a time that saw all the work).
+    # checks: each timed run's result), and from the grader's times alone.
     perf = {"test": "timing_x", "points": 2, "full_at": 0.5}
-    timings = {"rows": [honest], "wall": 4.0, "judge": 4.0}
+    timings = {"rows": [row], "clock": honest}
     for status, scores in (("passed", True), ("failed", False)):
         tests = [{"test": "stage0_x", "status": "passed", "max_score": 1.0},
                  {"test": "timing_x", "status": status, "max_score": 0.0}]
         got = rubric.score_performance(perf, tests, timings)
         if (got["score"] > 0) != scores:
             problems.append(f"performance with the timing test {status}: {got['score']} ({got['why']})")
+        elif scores and got["student_ms"] != 0.31:
+            problems.append(f"performance scored {got['student_ms']} ms, not the grader's 0.31")
     return problems
 
 
@@ -278,41 +281,28 @@ def include_view_problems():
     return problems
 
 
-def recording_copy_problems(tmp):
-    """What the judge copies of a recording folder the submission's process
-    filled: its regular files only, within RECORD_BYTES in all; a FIFO
-    (which a blocking open would wait on for ever), a link and a folder are
-    skipped at once, and a link in the record folder's place is not
-    followed."""
+def scratch_problems(tmp):
+    """The record run's only writable place is a private tmpfs of
+    sandbox.TMP_BYTES, its working folder; the channel's folder is there
+    read-only; nothing of the grader's host folders is writable."""
     import judge
-    import threading
-    source, target = os.path.join(tmp, "record-in"), os.path.join(tmp, "record-out")
-    os.makedirs(os.path.join(source, "folder"))
-    with open(os.path.join(source, "vector_add_stage0_sizes.0"), "wb") as f:
-        f.write(b"O" * 100)
-    with open(os.path.join(source, "vector_add_stage0_sizes.1"), "wb") as f:
-        f.write(b"O" * 100)
-    os.mkfifo(os.path.join(source, "vector_add_stage0_sizes.2"))
-    os.symlink("/etc/passwd", os.path.join(source, "vector_add_stage0_sizes.3"))
-    saved = judge.RECORD_BYTES
-    judge.RECORD_BYTES = 150   # room for one of the two files
-    copier = threading.Thread(target=judge._copy_recording, args=(source, target), daemon=True)
-    copier.start()
-    copier.join(timeout=20)
-    judge.RECORD_BYTES = saved
-    if copier.is_alive():
-        with open(os.path.join(source, "vector_add_stage0_sizes.2"), "wb"):
-            pass   # let the stuck open go
-        return ["recording copy: it waited on a FIFO"]
-    copied = sorted(os.listdir(target))
-    if copied != ["vector_add_stage0_sizes.0"]:
-        return [f"recording copy: copied {copied}, not the first regular file alone"]
-    # The record folder replaced by a link to a folder of the grader's machine.
-    linked = os.path.join(tmp, "record-link")
-    os.symlink(source, linked)
-    judge._copy_recording(linked, os.path.join(tmp, "record-link-out"))
-    if os.listdir(os.path.join(tmp, "record-link-out")):
-        return ["recording copy: it followed a link in the record folder's place"]
+    import sandbox
+    if not sandbox.available()[0]:
+        return []
+    listening = os.path.join(tmp, "scratch-listen")
+    os.makedirs(listening)
+    # {tmp}/y inside is in the private /tmp (bwrap made {tmp} there to hold
+    # the channel's folder): the host's {tmp} must stay without it.
+    script = (f"stat -f -c '%T %b %S' /tmp; pwd; touch {listening}/x 2>/dev/null && echo WROTE; "
+              f"touch {tmp}/y")
+    run = sandbox.run(["sh", "-c", script], cwd=tmp, env=sandbox.minimal_env(), wall_s=20,
+                      sandbox=judge.record_view("/bin/sh", (), listening))
+    lines = run["output"].split("\n")
+    fs = lines[0].split()
+    if len(fs) != 3 or fs[0] != "tmpfs" or int(fs[1]) * int(fs[2]) != sandbox.TMP_BYTES:
+        return [f"scratch: /tmp is not a tmpfs of {sandbox.TMP_BYTES} bytes: {run['output'][-300:]}"]
+    if lines[1:2] != ["/tmp"] or "WROTE" in run["output"] or os.path.exists(f"{tmp}/y"):
+        return [f"scratch: working folder or writable places wrong: {run['output'][-300:]}"]
     return []
 
 
@@ -568,7 +558,7 @@ def main():
                 + time_budget_problems()
                 + sandbox_problems(base) + library_view_problems(base) + include_view_problems()
                 + hidden_leak_problems()
-                + recording_copy_problems(base) + ([] if gpu else static_check_problems()))
+                + scratch_problems(base) + ([] if gpu else static_check_problems()))
     leftovers = [n for n in os.listdir(tmp) if n.startswith(("wbgrade-", "wbtest-"))]
     if leftovers:
         failures.append(f"workspaces left behind: {leftovers[:5]}")
