@@ -25,47 +25,71 @@ WB_GPU_SUITE(persistent, .timeout = 30);
 
 /* ------------------------------------------------------------ ping-pong */
 
-/* One ping-pong of n numbers, quiet; producer and round trips checked, each
- * array with one sentinel entry after its end. Returns the call's time by
- * the host's clock (ms), from the test's side of the call. */
-static double check_pingpong(pingpong_fn run, int n, const char *name)
-{
-    int hand_offs = n / 2;
-    int *producer = malloc(sizeof(int) * (size_t)(n + 1));
-    int *expected = malloc(sizeof(int) * (size_t)n);
-    double *round_trip = malloc(sizeof(double) * (size_t)(hand_offs + 1));
-    cr_assert(producer && expected && round_trip, "out of host memory for n = %d", n);
-    for (int k = 0; k <= n; k++)
-        producer[k] = WB_POISON_INT;
-    for (int k = 0; k < n; k++)
-        expected[k] = k % 2 == 0 ? PRODUCER_CPU : PRODUCER_GPU;
-    for (int i = 0; i <= hand_offs; i++)
-        round_trip[i] = NAN;
-    double start = wb_host_ms();
-    run(n, producer, round_trip, false);
-    double call_ms = wb_host_ms() - start;
+/* One ping-pong's arrays: what the code under test writes, each with one
+ * sentinel entry after its end, and what it must write. */
+typedef struct {
+    int n;
+    int *producer, *expected;
+    double *round_trip;
+} pingpong_arrays;
 
-    char what[128], label[192];
-    snprintf(what, sizeof what, "%s, n = %d", name, n);
+static pingpong_arrays pingpong_arrays_new(int n)
+{
+    pingpong_arrays a = {n, malloc(sizeof(int) * (size_t)(n + 1)), malloc(sizeof(int) * (size_t)n),
+                         malloc(sizeof(double) * (size_t)(n / 2 + 1))};
+    cr_assert(a.producer && a.expected && a.round_trip, "out of host memory for n = %d", n);
+    for (int k = 0; k < n; k++)
+        a.expected[k] = k % 2 == 0 ? PRODUCER_CPU : PRODUCER_GPU;
+    return a;
+}
+
+static void pingpong_arrays_free(pingpong_arrays *a)
+{
+    free(a->producer);
+    free(a->expected);
+    free(a->round_trip);
+}
+
+static void poison_pingpong(pingpong_arrays *a)
+{
+    for (int k = 0; k <= a->n; k++)
+        a->producer[k] = WB_POISON_INT;
+    for (int i = 0; i <= a->n / 2; i++)
+        a->round_trip[i] = NAN;
+}
+
+/* Producer and round trips observed and checked; what names the run. */
+static void verify_pingpong(pingpong_arrays *a, const char *what)
+{
+    int n = a->n, hand_offs = n / 2;
+    char label[192];
     snprintf(label, sizeof label, "%s: producers", what);
-    wb_observe(label, producer, sizeof(int) * (size_t)(n + 1));
+    wb_observe(label, a->producer, sizeof(int) * (size_t)(n + 1));
     snprintf(label, sizeof label, "%s: round trips", what);
-    wb_observe(label, round_trip, sizeof(double) * (size_t)(hand_offs + 1));
+    wb_observe(label, a->round_trip, sizeof(double) * (size_t)(hand_offs + 1));
     snprintf(label, sizeof label, "%s: producer of each number (1 = CPU, 2 = GPU)", what);
-    wb_assert_ints_equal(producer, expected, (size_t)n, label);
-    cr_assert(producer[n] == WB_POISON_INT,
+    wb_assert_ints_equal(a->producer, a->expected, (size_t)n, label);
+    cr_assert(a->producer[n] == WB_POISON_INT,
               "%s: producer[%d], past the end of the array, was written " WB_SEED_HINT, what, n,
               wb_seed());
     for (int i = 0; i < hand_offs; i++)
-        cr_assert(round_trip[i] > 0.0 && isfinite(round_trip[i]),
+        cr_assert(a->round_trip[i] > 0.0 && isfinite(a->round_trip[i]),
                   "%s: hand-off %d has no time recorded " WB_SEED_HINT, what, i, wb_seed());
-    cr_assert(isnan(round_trip[hand_offs]),
+    cr_assert(isnan(a->round_trip[hand_offs]),
               "%s: a time was written for hand-off %d, past the last one " WB_SEED_HINT, what,
               hand_offs, wb_seed());
-    free(producer);
-    free(expected);
-    free(round_trip);
-    return call_ms;
+}
+
+/* One ping-pong of n numbers, quiet; producer and round trips checked. */
+static void check_pingpong(pingpong_fn run, int n, const char *name)
+{
+    pingpong_arrays a = pingpong_arrays_new(n);
+    poison_pingpong(&a);
+    run(n, a.producer, a.round_trip, false);
+    char what[128];
+    snprintf(what, sizeof what, "%s, n = %d", name, n);
+    verify_pingpong(&a, what);
+    pingpong_arrays_free(&a);
 }
 
 /* n = 1 (the CPU's 0, nothing to hand over) and then n: every case fails
@@ -556,27 +580,59 @@ Test(persistent, given_empty_launch_timing,
               "code: restore it)", REPS, REPS);
 }
 
+/* The graded ping-pong: one run of stage 2, poisoned before and checked
+ * after every timed run. A hand-off has no inputs: every run moves the same
+ * numbers, so a run that skipped its round trips shows as unwritten. */
+typedef struct {
+    pingpong_arrays arrays;
+    int runs;
+} timed_pingpong;
+
+static void run_timed_pingpong(void *context)
+{
+    pingpong_arrays *a = &((timed_pingpong *)context)->arrays;
+    pingpong_persistent(a->n, a->producer, a->round_trip, false);
+}
+
+static void poison_timed_pingpong(void *context, int repetition, uint64_t seed)
+{
+    (void)repetition, (void)seed;
+    poison_pingpong(&((timed_pingpong *)context)->arrays);
+}
+
+static void verify_timed_pingpong(void *context, int repetition)
+{
+    timed_pingpong *t = context;
+    char what[96];
+    snprintf(what, sizeof what, "stage 2, timed run %d of %d, n = %d", repetition + 1, t->runs,
+             t->arrays.n);
+    verify_pingpong(&t->arrays, what);
+}
+
 Test(persistent, timing_handoffs,
      .description = "round trip: stage 2 timed around the whole call (graded), each way's median")
 {
     enum { HANDOFFS = 1000, GRADED_HANDOFFS = 10000, GRADED_RUNS = 5 };
     static double us[HANDOFFS];
-    /* The graded time is taken here, around the whole call of stage 2: the
-     * round trips in the table are timed by the ping-pong's own code, which
-     * is given code inside kernels.cu, where the code under test can change
-     * it. Each run (the kernel launched, GRADED_HANDOFFS round trips, the
-     * kernel stopped) is checked, and its time over its round trips; the
-     * median of GRADED_RUNS runs. With 10000 round trips the launch, the
-     * allocations and the stop add little to each (H100, 2026-11-27: 2.87 us
-     * per round trip by the whole call, 2.66 us the given timer's median).
-     * A hand-off moves one int each way; its cost is latency, for which no
-     * sound floor follows from bytes or flops, so both are 0. */
-    double per_round_trip_us[GRADED_RUNS];
-    for (int r = 0; r < GRADED_RUNS; r++)
-        per_round_trip_us[r] = 1e3 * check_pingpong(pingpong_persistent, 2 * GRADED_HANDOFFS + 1,
-                                                    "stage 2, timed run") / GRADED_HANDOFFS;
-    wb_timing whole = wb_observe_timing("stage 2, whole call per round trip",
-                                        summarise(per_round_trip_us, GRADED_RUNS), 0.0, 0.0);
+    /* The graded time is taken here, around the whole call of stage 2 (the
+     * kernel launched, GRADED_HANDOFFS round trips, the kernel stopped), by
+     * wb_time_gpu_reps, which the grader times with its own clock: the round
+     * trips in the table are timed by the ping-pong's own code, which is
+     * given code inside kernels.cu, where the code under test can change it.
+     * Every timed run is checked; its time is given per round trip (calls =
+     * GRADED_HANDOFFS). With 10000 round trips a run lasts about 29 ms, and
+     * the launch, the allocations and the stop add little to each (H100,
+     * 2026-11-27: 2.87 us per round trip by the whole call, 2.66 us the given
+     * timer's median). A hand-off moves one int each way; its cost is
+     * latency, for which no sound floor follows from bytes or flops, so both
+     * are 0. */
+    timed_pingpong graded = {pingpong_arrays_new(2 * GRADED_HANDOFFS + 1), GRADED_RUNS};
+    wb_timing whole = wb_observe_timing(
+        "stage 2, whole call per round trip",
+        wb_time_gpu_reps(run_timed_pingpong, &graded, 1, GRADED_RUNS, GRADED_HANDOFFS,
+                         (wb_rep_checks){poison_timed_pingpong, verify_timed_pingpong}),
+        0.0, 0.0);
+    pingpong_arrays_free(&graded.arrays);
 
     /* Shown only: each way's own round trips (the given code's timer). */
     wb_timing t[PINGPONG_WAYS + 1];
