@@ -59,6 +59,19 @@ class Series:
         self.calls = calls
         self.times_ns = []
         self.started_ns = None
+        self.expect = b"R"     # the hand-shake's next message: R, then S, then D, then R again
+        self.broken = None     # why the hand-shake went out of order, if it did
+
+    def step(self, kind):
+        """Takes the hand-shake's next message; False (and the series
+        broken for good) when it is not the one due: a 'done' sent early
+        by code other than the test's is followed by the test's own, and
+        that second 'done' breaks the series."""
+        if self.broken is None and kind != self.expect:
+            self.broken = (f"'{kind.decode()}' where '{self.expect.decode()}' was due, after "
+                           f"{len(self.times_ns)} timed repetition(s)")
+        self.expect = {b"R": b"S", b"S": b"D", b"D": b"R"}[kind]
+        return self.broken is None
 
     def ms_per_call(self, calls=None):
         """Median over repetitions of (t1 - t0) / calls, in ms; calls
@@ -248,13 +261,16 @@ class Channel:
             repetition, calls = READY.unpack(data)
             if repetition == 0 or not case.series:
                 case.series.append(Series(max(calls, 1)))
+            case.series[-1].step(kind)
             self._answer(connection, SEED.pack(self._seed(case)))
         elif kind == b"S" and case.series:
-            case.series[-1].started_ns = time.monotonic_ns()
-            self._answer(connection, b"g")
-        elif kind == b"D" and case.series and case.series[-1].started_ns is not None:
             series = case.series[-1]
-            series.times_ns.append(time.monotonic_ns() - series.started_ns)
+            series.started_ns = time.monotonic_ns() if series.step(kind) else None
+            self._answer(connection, b"g")
+        elif kind == b"D" and case.series:
+            series = case.series[-1]
+            if series.step(kind) and series.started_ns is not None:
+                series.times_ns.append(time.monotonic_ns() - series.started_ns)
             series.started_ns = None
         elif kind == b"L" and case.series and case.series[-1].label is None:
             case.series[-1].label = label      # the series that just ended

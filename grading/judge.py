@@ -194,6 +194,11 @@ def clock_times(timing_rows, student, reference):
             mine = theirs[place] if place < len(theirs) else None
             if mine is None or mine.label != label:
                 times["problem"] = f"the grader timed no series '{label}' in your code's run"
+            elif mine.broken or series.broken:
+                times["problem"] = (f"the timing's hand-shake with the grader went out of order in "
+                                    f"{'your code' if mine.broken else 'the reference'}'s run of "
+                                    f"'{label}' ({mine.broken or series.broken}): its times are "
+                                    "not the grader's")
             elif len(mine.times_ns) != len(series.times_ns):
                 times["problem"] = (f"your code's run of '{label}' finished {len(mine.times_ns)} "
                                     f"timed repetitions of {len(series.times_ns)}")

@@ -226,13 +226,15 @@ def libstdcxx_exports():
 
 @functools.lru_cache(maxsize=None)
 def test_instruments():
-    """The functions of the test's own library (common/wb_test.h) that lab
-    code is not offered (common/workbook.h), and the error handler that the
-    test installs."""
+    """The functions of the test's own library (common/wb_test.h and the
+    channel to the grader, wb_channel.h) that lab code is not offered
+    (common/workbook.h), and the hooks that the test installs (the error
+    handler, the grader's clock)."""
     def declared(header):
         with open(os.path.join(COMMON, header)) as f:
             return set(re.findall(r"\b(wb_\w+)\s*\(", f.read()))
-    return frozenset(declared("wb_test.h") - declared("workbook.h") | {"wb_set_error_handler"})
+    return frozenset((declared("wb_test.h") | declared("wb_channel.h")) - declared("workbook.h")
+                     | {"wb_set_error_handler", "wb_set_timing_clock"})
 
 
 def makes_system_calls(obj):

@@ -12,6 +12,9 @@
  *                                            child, and a worker begun anew
  *   channel_peer flood                      observations without end
  *   channel_peer silent                     begins the case, then waits for ever
+ *   channel_peer early REPS WORK_US         as honest, but each 'done' is sent at
+ *                                            once after 'go' (as code under test
+ *                                            could), the test's own after the work
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +61,9 @@ static void busy_us(long us)
     while ((now.tv_sec - start.tv_sec) * 1000000L + (now.tv_nsec - start.tv_nsec) / 1000 < us);
 }
 
-static void honest(int repetitions, int calls, long work_us)
+/* early: a 'done' of the code under test's at once after 'go', then the
+ * test's own after the work. */
+static void honest(int repetitions, int calls, long work_us, bool early)
 {
     uint64_t *seeds = calloc((size_t)repetitions, sizeof *seeds);
     need(seeds != NULL, "memory");
@@ -69,6 +74,8 @@ static void honest(int repetitions, int calls, long work_us)
         need(wb_channel_ask(WB_ENTRY_READY, "", numbers, sizeof numbers, &seeds[i], sizeof seeds[i]),
              "ready");
         need(wb_channel_ask(WB_ENTRY_SET, "", NULL, 0, &go, 1), "set");
+        if (early)
+            need(wb_channel_send(WB_ENTRY_DONE, "", NULL, 0), "early done");
         busy_us(work_us);
         need(wb_channel_send(WB_ENTRY_DONE, "", NULL, 0), "done");
     }
@@ -111,7 +118,7 @@ static void flood(void)
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-        fprintf(stderr, "usage: channel_peer honest REPS CALLS WORK_US | late | flood | silent "
+        fprintf(stderr, "usage: channel_peer honest REPS CALLS WORK_US | early REPS WORK_US | late | flood | silent "
                         "(with WB_CHANNEL set)\n");
         return argc < 2 ? 2 : 0;
     }
@@ -119,7 +126,9 @@ int main(int argc, char **argv)
     pid_t worker = fork();
     if (worker == 0) {
         if (strcmp(argv[1], "honest") == 0 && argc == 5)
-            honest(atoi(argv[2]), atoi(argv[3]), atol(argv[4]));
+            honest(atoi(argv[2]), atoi(argv[3]), atol(argv[4]), false);
+        else if (strcmp(argv[1], "early") == 0 && argc == 4)
+            honest(atoi(argv[2]), 1, atol(argv[3]), true);
         else if (strcmp(argv[1], "late") == 0)
             late();
         else if (strcmp(argv[1], "flood") == 0)

@@ -2,7 +2,7 @@
 """The grader's channel (grading/channel.py) against a peer process that
 speaks it without a GPU (channel_peer.c), in the sandbox the record run uses:
 an honest peer's recording, seeds and times; the same seeds replayed for the
-judge's run; entries after a case's finish (same connection, atexit, a
+judge's run; a 'done' sent early breaks its series; entries after a case's finish (same connection, atexit, a
 child) dropped; a flood cut at the size cap; a silent peer bounded by the
 wall limit. Prints the hand-shake's own cost (a repetition with no work).
 
@@ -83,6 +83,18 @@ def honest_problems(peer, tmp):
     return problems
 
 
+def early_done_problems(peer, tmp):
+    """A 'done' sent at once after 'go' (by code other than the test's,
+    which holds the same connection), then the test's own after the work:
+    the series is broken, and the grader scores none of its times."""
+    _, heard, _ = run_peer(peer, tmp, ["early", "5", "2000"])
+    series = [s for c in heard.cases for s in c.series]
+    if len(series) != 1 or not series[0].broken:
+        return [f"early done: series {[(s.label, len(s.times_ns), s.broken) for s in series]} "
+                "not marked broken"]
+    return []
+
+
 def late_problems(peer, tmp):
     run, heard, record = run_peer(peer, tmp, ["late"])
     names = sorted(os.listdir(record))
@@ -136,7 +148,7 @@ def main():
         return 77
     peer = os.path.abspath(sys.argv[1])
     with tempfile.TemporaryDirectory(prefix="wbch-", dir="/tmp") as tmp:
-        problems = (honest_problems(peer, tmp) + late_problems(peer, tmp)
+        problems = (honest_problems(peer, tmp) + early_done_problems(peer, tmp) + late_problems(peer, tmp)
                     + flood_problems(peer, tmp) + silent_problems(peer, tmp))
         print(f"hand-shake cost: {handshake_cost(peer, tmp):.1f} us per repetition (median of 2000)")
     for p in problems:
