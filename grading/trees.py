@@ -200,7 +200,8 @@ class Workspace:
         DEPENDENCY_WALL_S. Returns the problems, one line each: a file the
         lab may not read (includes.included_file_problems), or the
         compiler's own errors when it stops (a missing or refused header)."""
-        run = self._run_compiler(command + " -M", view, DEPENDENCY_WALL_S)
+        run = self._run_compiler(shlex.join(without_dependency_output(shlex.split(command)) + ["-M"]),
+                                 view, DEPENDENCY_WALL_S)
         if run["status"] is None:
             return [f"the preprocessor ran past {DEPENDENCY_WALL_S} s and was stopped "
                     "(an include of a file that never ends, or of the file itself?)"]
@@ -268,12 +269,27 @@ class Workspace:
         return True, run["output"], binary
 
 
+def without_dependency_output(words):
+    """A compile command's words less the dependency file it writes as it
+    compiles (-MD/-MMD, -MF/-MQ/-MT FILE, -MP: newer Meson passes them to
+    nvcc), which nvcc refuses beside -E or -M."""
+    kept, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in ("-MF", "-MQ", "-MT"):
+            skip = True
+        elif word not in ("-MD", "-MMD", "-MP") and not word.startswith(("-MF", "-MQ", "-MT")):
+            kept.append(word)
+    return kept
+
+
 def preprocess_commands(command, output):
     """Meson's compile command of a kernels.cu made into nvcc -E commands,
     one per GPU architecture it builds (-E keeps only the first -gencode's),
     each writing <object>-<n>.ii next to the object: code kept for one
     architecture only is judged on that one too."""
-    words = shlex.split(command)
+    words = without_dependency_output(shlex.split(command))
     gencodes, rest = [], []
     i = 0
     while i < len(words):
