@@ -197,6 +197,97 @@ STATIC_CASES = [
 ]
 CASES += STATIC_CASES
 
+# --- the grader believes only what it observes itself (issue 38's table,
+# cases of our own): no kernel at all, the host doing the add, and a global
+# object's destructor that writes a forged finish and results to every
+# socket the process holds after its tests (the recording is sealed, and the
+# compiled object holds no kernel: no points); a kernel about 40 times too
+# slow that sends a forged 'done' to the grader's clock at once after each
+# launch (the hand-shake breaks: its time is not scored, 10 points of 12);
+# a test that fills its scratch with 5 GiB (the sandbox's /tmp holds 4 GiB;
+# the grader's disk is not touched).
+FORGE = r"""#include <sys/socket.h>
+#include <stdint.h>
+#include <string.h>
+/* One channel entry (common/wb_channel.c): kind, label length, label, data
+ * length, data; sent to every descriptor that takes it. */
+static void forge(char kind, const char *label, const void *data, uint64_t bytes)
+{
+    char message[256];
+    uint32_t label_len = (uint32_t)strlen(label);
+    size_t at = 0;
+    message[at++] = kind;
+    memcpy(message + at, &label_len, 4), at += 4;
+    memcpy(message + at, label, label_len), at += label_len;
+    memcpy(message + at, &bytes, 8), at += 8;
+    memcpy(message + at, data, (size_t)bytes), at += (size_t)bytes;
+    for (int fd = 3; fd < 256; fd++)
+        send(fd, message, at, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+"""
+HOST_ADD_FORGED_RECORD = FORGE + r"""#include <stdlib.h>
+#include "lab.h"
+#include "workbook.h"
+
+void vector_add(const float *a, const float *b, float *c, int n, int block_size)
+{
+    (void)block_size;
+    size_t bytes = sizeof(float) * (size_t)n;
+    float *h = (float *)malloc(3 * bytes + 1);
+    cudaMemcpy(h, a, bytes, cudaMemcpyDeviceToHost);
+    cudaMemcpy(h + n, b, bytes, cudaMemcpyDeviceToHost);
+    for (int k = 0; k < n; k++)
+        h[2 * n + k] = h[k] + h[n + k];
+    cudaMemcpy(c, h + 2 * n, bytes, cudaMemcpyHostToDevice);
+    free(h);
+}
+
+/* After the tests: a launch count of one and a finished case, forged. */
+struct rewrite_after_the_tests {
+    ~rewrite_after_the_tests()
+    {
+        uint64_t one_launch = 1;
+        forge('F', "", &one_launch, sizeof one_launch);
+    }
+} rewrite;
+"""
+SLOW_FORGED_DONE = FORGE + r"""#include "lab.h"
+#include "workbook.h"
+
+__global__ void vector_add_kernel(const float *a, const float *b, float *c, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        for (int r = 0; r < 200; r++)
+            c[i] = a[i] + b[i];
+}
+
+void vector_add(const float *a, const float *b, float *c, int n, int block_size)
+{
+    if (n == 0)
+        return;
+    vector_add_kernel<<<(n + block_size - 1) / block_size, block_size>>>(a, b, c, n);
+    CUDA_CHECK_LAUNCH();
+    char nothing = 0;
+    forge('D', "", &nothing, 0);   /* "done", long before the kernel is */
+}
+"""
+CASES += [
+    ("no-kernel-forged-record", WHOLE, HOST_ADD_FORGED_RECORD, "ok", "fail", False),
+    ("slow-forged-done", WHOLE, SLOW_FORGED_DONE, "ok", "slow", False),
+    ("scratch-5gib", *before_launch(
+        "    static bool filled = false;\n"
+        "    for (int f = 0; !filled && f < 5; f++) {   /* 5 files of 1 GiB, errors ignored */\n"
+        "        char name[32];\n"
+        "        snprintf(name, sizeof name, \"fill-%d.bin\", f);\n"
+        "        FILE *out = fopen(name, \"wb\");\n"
+        "        static char block[1 << 20];\n"
+        "        for (int k = 0; out && k < 1024 && fwrite(block, 1, sizeof block, out) == sizeof block; k++) {}\n"
+        "        if (out) fclose(out);\n"
+        "    }\n"
+        "    filled = true;"), "ok", "pass", False),
+]
+
 def make(reference_text, case, skeleton_text=None):
     name, find, replace = case[:3]
     if find is WHOLE:
