@@ -5,6 +5,7 @@ import os
 import re
 import struct
 import subprocess
+import tempfile
 
 FATBIN_MAGIC = 0xBA55ED50
 KIND_ELF = 2
@@ -12,10 +13,17 @@ STO_CUDA_ENTRY = 0x10   # st_other bit of a kernel (an entry function) in a CUDA
 
 
 def _section(obj, name):
-    """The bytes of one section of a host object (objcopy), or b''."""
-    proc = subprocess.run(["objcopy", "-O", "binary", f"--only-section={name}", obj, "/dev/stdout"],
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    return proc.stdout if proc.returncode == 0 else b""
+    """The bytes of one section of a host object (objcopy into a file of
+    its own: objcopy replaces its output file, so it cannot write to a
+    pipe), or b''."""
+    with tempfile.TemporaryDirectory(prefix="wbdevicecode-") as folder:
+        out = os.path.join(folder, "section.bin")
+        proc = subprocess.run(["objcopy", "-O", "binary", f"--only-section={name}", obj, out],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if proc.returncode != 0 or not os.path.isfile(out):
+            return b""
+        with open(out, "rb") as f:
+            return f.read()
 
 
 def _images(blob):
