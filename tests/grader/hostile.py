@@ -291,6 +291,15 @@ CASES += [
         "    filled = true;"), "ok", "pass", False),
 ]
 
+# The CPU half grades these cases as whole submissions (a trusted tree built
+# for each, as in a real batch); its other cases decided before any test
+# runs (a refused include, a compile error, the static check) are compiled
+# and checked in one trusted tree (test_grader.static_check_problems), which
+# gives the same build status in a fraction of CI's time.
+FULL_GRADE_ON_CPU = {"include-solutions", "include-after-bom", "library-thrust", "compile-error",
+                     "criterion-report-hook", "replace-memcmp", "constructor-hang"}
+
+
 def make(reference_text, case, skeleton_text=None):
     name, find, replace = case[:3]
     if find is WHOLE:

@@ -52,7 +52,7 @@ def make_submissions(base, gpu):
     skeleton = open(os.path.join(ROOT, "labs", LAB, "kernels.cu")).read()
     expected = {}
     for case in hostile.CASES:
-        if gpu or case[5] or case[0] == "reference":
+        if gpu or (case[5] and case[0] in hostile.FULL_GRADE_ON_CPU) or case[0] == "reference":
             put(os.path.join(base, case[0]), hostile.make(reference, case, skeleton))
             expected[case[0]] = (case[3], case[4])
     # A lab missing from the submission is graded as the skeleton, and says so.
@@ -378,8 +378,9 @@ def hidden_leak_problems():
 
 
 def static_check_problems():
-    """The CPU half of the honest corpus (honest.py) and of the static
-    check's hostile cases (hostile.STATIC_CASES): each compiled as the
+    """The CPU half of the honest corpus (honest.py), of the static check's
+    hostile cases (hostile.STATIC_CASES) and of the other cases decided
+    before any test runs (hostile.FULL_GRADE_ON_CPU aside): each compiled as the
     grader compiles it (in its sandbox), checked (objcheck.py) and linked,
     in one trusted tree, two at a time: the build status must be the one
     expected ("ok" for every honest case). A whole grade each would build
@@ -389,7 +390,9 @@ def static_check_problems():
     reference = open(os.path.join(ROOT, "solutions", LAB, "kernels.cu")).read()
     skeleton = open(os.path.join(ROOT, "labs", LAB, "kernels.cu")).read()
     cases = {f"honest-{name}": (text, "ok") for name, text in honest.submissions(reference).items()}
-    cases.update((case[0], (hostile.make(reference, case, skeleton), case[3])) for case in hostile.STATIC_CASES)
+    cases.update((case[0], (hostile.make(reference, case, skeleton), case[3]))
+                 for case in hostile.STATIC_CASES + [c for c in hostile.CASES if c[5] and c[3] != "ok"
+                                                     and c[0] not in hostile.FULL_GRADE_ON_CPU])
     with trees.Workspace() as ws:
         ws.configure([(LAB, "vector-add")])
         ok, log = ws.build_trusted("vector-add")
