@@ -296,8 +296,7 @@ CASES += [
 # runs (a refused include, a compile error, the static check) are compiled
 # and checked in one trusted tree (test_grader.static_check_problems), which
 # gives the same build status in a fraction of CI's time.
-FULL_GRADE_ON_CPU = {"include-solutions", "include-after-bom", "library-thrust", "compile-error",
-                     "criterion-report-hook", "replace-memcmp", "constructor-hang"}
+FULL_GRADE_ON_CPU = {"include-solutions", "compile-error", "criterion-report-hook", "constructor-hang"}
 
 
 def make(reference_text, case, skeleton_text=None):

@@ -10,6 +10,7 @@ submissions (hostile.py) as a batch and checks every verdict.
                        case, plus a batch of >= 20 submissions and its CSV
 Prints the verdict table. --out DIR keeps the CSV and reports there."""
 import argparse
+import contextlib
 import csv
 import glob
 import io
@@ -243,6 +244,22 @@ INCLUDE_CASES = ("include-after-bom", "include-after-nul", "include-spliced-crlf
 INCLUDE_SECONDS = 20
 
 
+_LAB00 = []
+
+
+def lab00_workspace():
+    """One trusted tree of lab 00, configured once, for the checks that
+    compile into it (the include view, the hidden tests' leak, the static
+    check): each building its own took minutes of CI's time. main()
+    removes it."""
+    import trees
+    if not _LAB00:
+        ws = trees.Workspace()
+        ws.configure([(LAB, "vector-add")])
+        _LAB00.append(ws)
+    return _LAB00[0]
+
+
 def include_view_problems():
     """hostile.py's include cases (INCLUDE_CASES) compiled with the text
     check switched off: each fails in seconds; a file outside the include
@@ -262,8 +279,7 @@ def include_view_problems():
     saved, trees.include_problems = trees.include_problems, lambda text, allowed: []
     problems = []
     try:
-        with trees.Workspace() as ws:
-            ws.configure([(LAB, "vector-add")])
+        with contextlib.nullcontext(lab00_workspace()) as ws:
             for name, text in cases.items():
                 start = time.monotonic()
                 ok, message, _ = ws.compile_student(LAB, "vector-add", text.encode(), tag=name)
@@ -353,8 +369,7 @@ def hidden_leak_problems():
         return ["hidden leak: grading/rubric.toml hides no test of vector-add any more: "
                 "point this check at a lab that has hidden tests"]
     reference = open(os.path.join(ROOT, "solutions", LAB, "kernels.cu")).read()
-    with trees.Workspace() as ws:
-        ws.configure([(LAB, "vector-add")])
+    with contextlib.nullcontext(lab00_workspace()) as ws:
         ok, log = ws.build_trusted("vector-add")
         if not ok:
             return [f"hidden leak: the trusted tree does not build: {log[-500:]}"]
@@ -393,8 +408,7 @@ def static_check_problems():
     cases.update((case[0], (hostile.make(reference, case, skeleton), case[3]))
                  for case in hostile.STATIC_CASES + [c for c in hostile.CASES if c[5] and c[3] != "ok"
                                                      and c[0] not in hostile.FULL_GRADE_ON_CPU])
-    with trees.Workspace() as ws:
-        ws.configure([(LAB, "vector-add")])
+    with contextlib.nullcontext(lab00_workspace()) as ws:
         ok, log = ws.build_trusted("vector-add")
         if not ok:
             return [f"static check: the trusted tree does not build: {log[-500:]}"]
@@ -557,11 +571,15 @@ def main():
             print("batch failed")
             return 1
         rows.update({r["submission"]: r for r in csv.DictReader(open(path))})
-    failures = (prerequisite_problems() + sanitizer_parse_problems() + timing_check_problems()
-                + time_budget_problems()
-                + sandbox_problems(base) + library_view_problems(base) + include_view_problems()
-                + hidden_leak_problems()
-                + scratch_problems(base) + ([] if gpu else static_check_problems()))
+    try:
+        failures = (prerequisite_problems() + sanitizer_parse_problems() + timing_check_problems()
+                    + time_budget_problems()
+                    + sandbox_problems(base) + library_view_problems(base) + include_view_problems()
+                    + hidden_leak_problems()
+                    + scratch_problems(base) + ([] if gpu else static_check_problems()))
+    finally:
+        for ws in _LAB00:
+            ws.remove()
     leftovers = [n for n in os.listdir(tmp) if n.startswith(("wbgrade-", "wbtest-"))]
     if leftovers:
         failures.append(f"workspaces left behind: {leftovers[:5]}")
