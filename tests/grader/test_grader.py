@@ -516,7 +516,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("side", choices=["cpu", "gpu"])
     parser.add_argument("--out", help="keep the CSV, reports and logs here")
-    parser.add_argument("--per-gpu", type=int, default=4, help="submissions at a time (default 4)")
+    parser.add_argument("--per-gpu", type=int, default=4, help="submissions at a time per GPU (default 4)")
+    parser.add_argument("--gpus", type=int, default=1,
+                        help="GPUs for the untimed batch (default 1); the timed cases always go one at a time on one GPU")
     parser.add_argument("--cases", help="comma-separated submission names: only these (to replay a few)")
     args = parser.parse_args()
     gpu = args.side == "gpu"
@@ -558,14 +560,14 @@ def main():
     tmp = os.path.join(base, "tmp")
     os.makedirs(tmp)
     env = dict(os.environ, TMPDIR=tmp)
-    for folder, per_gpu, name, rubric_file in ((subs, args.per_gpu, "grades.csv", RUBRIC),
-                                          (alone, 1, "alone.csv", RUBRIC),
-                                          (timed, 1, "timed.csv", rubric.DEFAULT)):
+    for folder, gpus, per_gpu, name, rubric_file in ((subs, args.gpus, args.per_gpu, "grades.csv", RUBRIC),
+                                                     (alone, 1, 1, "alone.csv", RUBRIC),
+                                                     (timed, 1, 1, "timed.csv", rubric.DEFAULT)):
         if not os.listdir(folder):
             continue
         path = os.path.join(out, name)
         proc = subprocess.run(WORKBOOK + ["batch", folder, "--csv", path, "--logs", logs, "--lab", LAB,
-                                          "--rubric", rubric_file, "--gpus", "1", "--per-gpu", str(per_gpu)],
+                                          "--rubric", rubric_file, "--gpus", str(gpus), "--per-gpu", str(per_gpu)],
                               env=env)
         if proc.returncode != 0:
             print("batch failed")
