@@ -69,7 +69,7 @@ def run(args):
     ok, output = labs.build_target(target)
     if not ok:
         print(Style.red(f"{target} does not compile:"))
-        show_compiler_messages(output)
+        show_compiler_messages(output, folder)
         return 1
     command = [str(Path(labs.BUILD) / target)]
     for option in ("stage", "n", "block", "reps"):
@@ -102,7 +102,7 @@ def sanitize(args):
     ok, output = labs.build_target(f"{name}-student")
     if not ok:
         print(Style.red("does not compile:"))
-        print(labs.compiler_messages(output))
+        show_compiler_messages(output, folder)
         return 1
     binary = str(Path(labs.BUILD) / f"{name}-student")
     found = 0
