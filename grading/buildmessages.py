@@ -76,8 +76,9 @@ def for_student(output, folder, limit=30):
                 symbol = undefined["symbol"]
                 if symbol not in missing:
                     missing.append(symbol)
+                    header = students_path(os.path.join(labs.ROOT, "labs", folder, "lab.h"))
                     lines.append(f"`{kernels}` must define `{entry_points[symbol]}` (declared in "
-                                 f"labs/{folder}/lab.h; the tests call it)" if symbol in entry_points
+                                 f"{header}; the tests call it)" if symbol in entry_points
                                  else f"undefined reference to `{symbol}`: no file of the "
                                  "program defines it")
             elif line.strip() and not NOISE.match(line):

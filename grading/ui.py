@@ -55,8 +55,10 @@ def lab_or_exit(name, commands=()):
 
 
 def fail(message, status=2):
-    """Ends a command with one line on stderr: status 2 for a usage error."""
-    print(f"error: {message}", file=sys.stderr)
+    """Ends a command with one line on stderr (wrapped between words on a
+    terminal): status 2 for a usage error."""
+    line = f"error: {message}"
+    print("\n".join(wrap(line, indent=2, first_indent=0)) if sys.stderr.isatty() else line, file=sys.stderr)
     sys.exit(status)
 
 
@@ -64,4 +66,7 @@ def show_compiler_messages(output, folder):
     """A failed build's messages as the student needs them: their own files'
     paths, the first error first, a missing entry point named once."""
     for line in buildmessages.for_student(output, folder):
-        print("  " + line)
+        # prose is wrapped between words; a line the compiler indented
+        # (the source line and the caret under it) is kept as it is
+        print("\n".join(wrap(line, indent=4, first_indent=2)) if not line.startswith(" ")
+              else "  " + line)
