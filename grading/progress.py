@@ -155,6 +155,7 @@ MARKS = {"fast": ("★", Style.green), "passing": ("✔", Style.green),
          "failing": ("✘", Style.red), "skipped": ("-", Style.yellow),
          "not run": ("·", Style.dim), "not started": ("·", Style.dim)}
 STATE_WIDTH = max(len(s) for s in MARKS)
+TITLE_WIDTH = 46   # the longest titles: on a wider terminal the state stays near its title
 
 
 def progress_bar(done, total, width=30):
@@ -185,19 +186,20 @@ def named_labs(args):
     return list(dict.fromkeys(lab_or_exit(n)[1] for n in named))
 
 
-def stage_rows(name, states, name_width):
+def stage_rows(name, states, name_width, details=True):
     """A lab's stage rows fitted to the terminal: the title wrapped in its
-    column, a test's message whole under its row."""
+    column, a test's message whole under its row (unless details is False:
+    watch shows the lowest failure's messages after the rows)."""
     lines = []
     for stage, title, state, detail in states:
         mark, paint = MARKS[state]
         prefix = f"  {mark} {name:<{name_width}} stage {stage:<2} "
-        title_width = max(12, ui.width() - len(prefix) - STATE_WIDTH - 2)
+        title_width = max(12, min(TITLE_WIDTH, ui.width() - len(prefix) - STATE_WIDTH - 2))
         titles = textwrap.wrap(title, title_width, break_long_words=False) or [""]
         lines.append(f"  {paint(mark)} {name:<{name_width}} stage {stage:<2} "
                      f"{titles[0]:<{title_width}}  {paint(state)}")
         lines += [" " * len(prefix) + more for more in titles[1:]]
-        if detail and state != "skipped":   # the reason for skipping goes below, once
+        if details and detail and state != "skipped":   # the reason for skipping goes below, once
             lines += ui.wrap(detail, indent=8)
     return lines
 

@@ -160,7 +160,7 @@ def report_once(folder, name, first_round=False):
         print(output[-1500:])
         return False
     states = progress.stage_states(folder, name, within=20)
-    print("\n".join(progress.stage_rows(name, states, len(name))))
+    print("\n".join(progress.stage_rows(name, states, len(name), details=False)))
     if first_round:
         others = {n: progress.stage_states(f, n, within=20) for f, n in labs.all_labs() if n != name}
         progress.say(progress.others_line(others), Style.dim)
