@@ -129,9 +129,13 @@ def add_commands(sub):
 
     h = sub.add_parser("hint", help="the next hint for a stage of a lab (no penalty, no network)",
                        description="Prints the stage's hints one more each time it is asked "
-                       "(remembered in build/hints-seen.json), from a nudge to nearly the answer.")
-    h.add_argument("lab")
-    h.add_argument("stage", type=int)
+                       "(remembered in build/hints-seen.json), from a nudge to nearly the answer. "
+                       "For example: `grading/workbook hint vector-add 0`, "
+                       "`grading/workbook hint 04 2 --all`.")
+    h.add_argument("lab", help="the lab: its name, its folder or its number "
+                   "(vector-add, 00-vector-add or 00)")
+    h.add_argument("stage", type=int, help="the stage's number, as status shows it "
+                   "(0 for `vector-add stage 0`)")
     group = h.add_mutually_exclusive_group()
     group.add_argument("--step", type=int, metavar="K", help="show hints 1 to K")
     group.add_argument("--all", action="store_true", help="show every hint of the stage")
