@@ -13,8 +13,10 @@ from pathlib import Path
 
 import labs
 
-# "path(16): error ..." (nvcc), "path:16:5: error ..." (gcc), "path: In function ..."
-LOCATION = re.compile(r"^(?P<path>[^\s:()]+\.(?:cu|cuh|c|h|ii|cpp|hpp))"
+# "path(16): error ..." (nvcc), "path:16:5: error ..." (gcc), "path: In function ...",
+# "In file included from path:3:" and the "                 from path:5:" under it
+LOCATION = re.compile(r"^(?P<lead>(?:In file included from|\s+from) )?"
+                      r"(?P<path>[^\s:()]+\.(?:cu|cuh|c|h|ii|cpp|hpp))"
                       r"(?:\((?P<nvcc_line>\d+)\)|:(?P<line>\d+)(?::(?P<column>\d+))?)?:(?P<rest>.*)$")
 UNDEFINED = re.compile(r"undefined reference to [`'](?P<symbol>[\w:]+)")
 # What says nothing the lines around it do not: where the linker was, its
@@ -53,7 +55,7 @@ def rewrite(line):
     number = match["nvcc_line"] or match["line"]
     if number:
         where += f":{number}" + (f":{match['column']}" if match["column"] else "")
-    return f"{where}:{match['rest']}"
+    return f"{match['lead'] or ''}{where}:{match['rest']}"
 
 
 def failed_steps(output):

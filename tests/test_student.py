@@ -245,6 +245,9 @@ class BuildMessages(unittest.TestCase):
         self.assertEqual(self.at_root(buildmessages.rewrite,
                                       "../labs/00-vector-add/test.c:12:5: error: x"),
                          "labs/00-vector-add/test.c:12:5: error: x")
+        self.assertEqual(self.at_root(buildmessages.rewrite,
+                                      "In file included from ../labs/00-vector-add/test.c:3:"),
+                         "In file included from labs/00-vector-add/test.c:3:")
 
 
 class IncludeCheck(unittest.TestCase):
