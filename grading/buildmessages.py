@@ -13,11 +13,12 @@ from pathlib import Path
 
 import labs
 
-# "path(16): error ..." (nvcc), "path:16:5: error ..." (gcc), "path: In function ...",
-# "In file included from path:3:" and the "                 from path:5:" under it
-LOCATION = re.compile(r"^(?P<lead>(?:In file included from|\s+from) )?"
-                      r"(?P<path>[^\s:()]+\.(?:cu|cuh|c|h|ii|cpp|hpp))"
-                      r"(?:\((?P<nvcc_line>\d+)\)|:(?P<line>\d+)(?::(?P<column>\d+))?)?:(?P<rest>.*)$")
+# A path the compiler or a test printed, where it says something
+# ("path(16): error", "path:16:5: error", "In file included from path:3:",
+# "path: In function", a test's "wb_rules.c:525: path:"): with a folder in
+# it, which makes it a path relative to build/ or an absolute one.
+LOCATION = re.compile(r"(?<![\w./-])(?P<path>[\w.-]*/[\w./-]*\.(?:cu|cuh|c|h|ii|cpp|hpp))"
+                      r"(?:\((?P<nvcc_line>\d+)\)|:(?P<line>\d+)(?::(?P<column>\d+))?)?(?=:)")
 UNDEFINED = re.compile(r"undefined reference to [`'](?P<symbol>[\w:]+)")
 # What says nothing the lines around it do not: where the linker was, its
 # exit status, nvcc's count of errors, ninja's own lines.
@@ -47,15 +48,14 @@ def students_path(path):
 
 
 def rewrite(line):
-    """One message line with its path in the student's `path:line:` form."""
-    match = LOCATION.match(line)
-    if not match:
-        return line
-    where = students_path(match["path"])
-    number = match["nvcc_line"] or match["line"]
-    if number:
-        where += f":{number}" + (f":{match['column']}" if match["column"] else "")
-    return f"{match['lead'] or ''}{where}:{match['rest']}"
+    """One message line with its paths in the student's `path:line:` form."""
+    def students(match):
+        where = students_path(match["path"])
+        number = match["nvcc_line"] or match["line"]
+        if number:
+            where += f":{number}" + (f":{match['column']}" if match["column"] else "")
+        return where
+    return LOCATION.sub(students, line)
 
 
 def failed_steps(output):

@@ -39,6 +39,15 @@ def wrap(text, indent=0, first_indent=None):
                          break_long_words=False, break_on_hyphens=False) or [first.rstrip()]
 
 
+def fit(line, indent=2):
+    """A line of a program's message, indented: as it is where it fits (a
+    table keeps its columns), else wrapped between words."""
+    if len(line) + indent <= width():
+        return [" " * indent + line]
+    lead = len(line) - len(line.lstrip())
+    return wrap(line.strip(), indent=indent + lead + 2, first_indent=indent + lead)
+
+
 def lab_or_exit(name, commands=()):
     """(folder, name) of a lab given as "reduction", "04-reduction" or "04";
     exits with status 2, the list of labs and the closest names when there is
@@ -66,7 +75,6 @@ def show_compiler_messages(output, folder):
     """A failed build's messages as the student needs them: their own files'
     paths, the first error first, a missing entry point named once."""
     for line in buildmessages.for_student(output, folder):
-        # prose is wrapped between words; a line the compiler indented
-        # (the source line and the caret under it) is kept as it is
-        print("\n".join(wrap(line, indent=4, first_indent=2)) if not line.startswith(" ")
-              else "  " + line)
+        # a line the compiler indented (the source line, the caret under it)
+        # is kept as it is: wrapped, the caret would point elsewhere
+        print("\n".join(fit(line)) if not line.startswith(" ") else "  " + line)

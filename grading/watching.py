@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import builddir
+import buildmessages
 import criterion
 import labs
 import progress
@@ -173,7 +174,8 @@ def report_once(folder, name, first_round=False):
         bad = report["failed"] + report["errored"]
         print(Style.red(f"✘ {suite}::{test['name']} ({bad} failing)"))
         for message in test.get("messages") or [test["status"].lower()]:
-            print("\n".join(ui.wrap(message.strip(), indent=4, first_indent=2)))
+            print("\n".join(fitted for line in message.splitlines()
+                            for fitted in ui.fit(buildmessages.rewrite(line))))
         return False
     print(Style.green(f"✔ all {report['passed']} tests pass"))
     tables = timing_tables(output)
