@@ -28,8 +28,10 @@ BUILD = tempfile.mkdtemp(prefix="wb-student-test-")
 atexit.register(shutil.rmtree, BUILD, ignore_errors=True)
 os.environ["WB_BUILD_DIR"] = BUILD
 sys.path.insert(0, os.path.join(ROOT, "grading"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import buildmessages  # noqa: E402
+import check_documented_commands  # noqa: E402
 import includes  # noqa: E402
 import labs  # noqa: E402
 import progress  # noqa: E402
@@ -388,8 +390,10 @@ def on_screen(argv, cwd, env, columns=80, rows=24, timeout=300):
 @unittest.skipUnless(shutil.which("nvcc") and shutil.which("ninja"), "needs nvcc and ninja")
 class StudentScreen(unittest.TestCase):
     """The student's loop as a terminal of 80 columns shows it, in a scratch
-    copy of the workbook with lab 00 alone in its build (for Hopper, as
-    without a GPU): `grading/workbook --labs 00-vector-add` shows that lab and
+    copy of the workbook with lab 00 alone in its build, which starts from
+    the objects of the repository's build where there is one (as
+    check_documented_commands.py's scratch does; else for Hopper, as without
+    a GPU): `grading/workbook --labs 00-vector-add` shows that lab and
     one line for the others, nothing wider than the terminal; a compile
     error comes last, at the student's own path; a renamed entry point is
     named with its declaration; a mistyped lab gets the labs' names."""
@@ -410,6 +414,12 @@ class StudentScreen(unittest.TestCase):
         cls.env = {k: v for k, v in os.environ.items()
                    if k not in ("COLUMNS", "LINES", "NO_COLOR", "WB_BUILD_DIR")}
         cls.env.update(WB_BUILD_DIR=str(cls.copy / "build"), TERM="xterm")
+        seed = os.environ.get("WB_TEST_BINARIES")
+        options = check_documented_commands.build_options(seed) if seed else ["-Dgpu_arch=9.0"]
+        subprocess.run(["meson", "setup", cls.env["WB_BUILD_DIR"], "-Dlabs=00-vector-add", *options],
+                       cwd=cls.copy, env=cls.env, stdout=subprocess.DEVNULL, check=True)
+        if seed:   # copytree kept the sources' times: ninja rebuilds only what differs
+            check_documented_commands.seed_build(cls.env["WB_BUILD_DIR"], seed)
 
     @classmethod
     def tearDownClass(cls):
@@ -428,7 +438,7 @@ class StudentScreen(unittest.TestCase):
         self.addCleanup(self.kernels.write_text, self.skeleton)
 
     def test_1_one_lab_and_the_others_in_a_line(self):
-        status, text, lines = self.screen("--labs", "00-vector-add", "--gpu-arch", "9.0")
+        status, text, lines = self.screen("--labs", "00-vector-add")
         self.assertEqual(status, 0, text)
         self.assertRegex(text, r"vector-add stage 0 ", text)
         self.assertIn("10 other labs: 10 not started", text)
