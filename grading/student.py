@@ -1,7 +1,8 @@
 """The student's commands (see `grading/workbook --help`): status and watch
 (progress.py, watching.py), hint, run, sanitize and reset (skeleton.py).
 
-    ui.py        colour, lab names, compiler messages
+    ui.py        colour, lines fitted to the terminal, lab names
+    buildmessages.py  a failed build's messages at the student's paths
     builddir.py  build/: configure (labs, GPU architectures), build the tests
     progress.py  hints, stage states from the test results, status
     testruns.py  a lab's tests built and run, their results kept and reused
