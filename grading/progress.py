@@ -9,11 +9,14 @@ each.
 """
 import csv
 import re
+import textwrap
 from pathlib import Path
 
 import builddir
 import labs
+import skeleton
 import testruns
+import ui
 from testruns import RESULTS, load_report
 from ui import Style, lab_or_exit
 
@@ -93,8 +96,22 @@ def stage_times(name, side):
     return times
 
 
+def lowest_failure(report):
+    """(test, suite) of the failed test of the lowest stage (a test of no
+    stage, which checks every stage, counts as the lowest), or (None, None)."""
+    failed = [(test, suite["name"]) for suite in report.get("test_suites", [])
+              for test in suite.get("tests", []) if test["status"] in ("FAILED", "ERRORED")]
+    if not failed:
+        return None, None
+    return min(failed, key=lambda entry: int(STAGE_TEST.match(entry[0]["name"]).group(1))
+               if STAGE_TEST.match(entry[0]["name"]) else -1)
+
+
 def stage_states(folder, name, within):
-    """[(stage, title, state, detail)] for every stage in hints.txt."""
+    """[(stage, title, state, detail)] for every stage in hints.txt. A stage
+    of a lab whose kernels.cu is still the skeleton is "not started" rather
+    than failing or not run (its GPU tests skipped stay "skipped": why they
+    did not run matters more)."""
     report = load_report(name, "student")
     by_stage = tests_by_stage(report) if report else {}
     mine, reference = stage_times(name, "student"), stage_times(name, "reference")
@@ -117,13 +134,28 @@ def stage_states(folder, name, within):
                 if ratio >= 1 - within / 100:
                     state = "fast"
         states.append((stage, title, state, detail))
+    if any(s in ("failing", "not run") for _, _, s, _ in states) and skeleton.untouched(folder):
+        states = [(stage, title, "not started" if state in ("failing", "not run") else state,
+                   "" if state in ("failing", "not run") else detail)
+                  for stage, title, state, detail in states]
     return states
+
+
+def lab_state(states):
+    """One word for a whole lab: passing when every stage passes; else its
+    stages' least advanced state."""
+    found = {state for _, _, state, _ in states}
+    if found <= {"passing", "fast"}:
+        return "passing"
+    return next(s for s in ("not started", "failing", "skipped", "not run") if s in found)
 
 
 # ------------------------------------------------------------------ status
 MARKS = {"fast": ("★", Style.green), "passing": ("✔", Style.green),
          "failing": ("✘", Style.red), "skipped": ("-", Style.yellow),
-         "not run": ("·", Style.dim)}
+         "not run": ("·", Style.dim), "not started": ("·", Style.dim)}
+STATE_WIDTH = max(len(s) for s in MARKS)
+TITLE_WIDTH = 46   # the longest titles: on a wider terminal the state stays near its title
 
 
 def progress_bar(done, total, width=30):
@@ -138,62 +170,113 @@ def chosen_labs(args):
     if args.labs is not None:
         lab_list = [] if args.labs == "all" else [n for n in args.labs.split(",") if n]
     builddir.configure(lab_list, args.gpu_arch)
-    named = [lab_or_exit(n)[1] for n in (args.lab or []) + (args.labs_named or [])]
+    named = named_labs(args)
     if named:
         builddir.add_labs(named)
         return named
     return [name for _, name in builddir.labs_in_build()]
 
 
+def named_labs(args):
+    """The labs the command names (LAB, --lab, or --labs other than all): the
+    screen shows those alone, and the others in one line."""
+    named = (args.lab or []) + (args.labs_named or [])
+    if not named and args.labs not in (None, "all"):
+        named = [n for n in args.labs.split(",") if n]
+    return list(dict.fromkeys(lab_or_exit(n)[1] for n in named))
+
+
+def stage_rows(name, states, name_width, details=True):
+    """A lab's stage rows fitted to the terminal: the title wrapped in its
+    column, a test's message whole under its row (unless details is False:
+    watch shows the lowest failure's messages after the rows)."""
+    lines = []
+    for stage, title, state, detail in states:
+        mark, paint = MARKS[state]
+        prefix = f"  {mark} {name:<{name_width}} stage {stage:<2} "
+        title_width = max(12, min(TITLE_WIDTH, ui.width() - len(prefix) - STATE_WIDTH - 2))
+        titles = textwrap.wrap(title, title_width, break_long_words=False) or [""]
+        lines.append(f"  {paint(mark)} {name:<{name_width}} stage {stage:<2} "
+                     f"{titles[0]:<{title_width}}  {paint(state)}")
+        lines += [" " * len(prefix) + more for more in titles[1:]]
+        if details and detail and state != "skipped":   # the reason for skipping goes below, once
+            lines += ui.wrap(detail, indent=8)
+    return lines
+
+
+def others_line(states_by_lab):
+    """"10 other labs: 3 passing, 7 not started"."""
+    counts = {}
+    for states in states_by_lab.values():
+        state = lab_state(states)
+        counts[state] = counts.get(state, 0) + 1
+    labs_word = "lab" if len(states_by_lab) == 1 else "labs"
+    return f"{len(states_by_lab)} other {labs_word}: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+
+
+def say(text, paint=str):
+    """A line of prose, wrapped between words at the terminal's width."""
+    print("\n".join(paint(line) for line in ui.wrap(text)))
+
+
 def status(args):
-    broken = []
+    broken = {}
     if args.run or args.rerun or args.lab or args.labs_named or args.labs is not None \
             or args.gpu_arch:
         broken = testruns.build_and_test(chosen_labs(args), args.rerun)
-    rows, next_step, done, total, reasons = [], None, 0, 0, {}
-    for folder, name in labs.all_labs():
-        for stage, title, state, detail in stage_states(folder, name, args.within):
-            total += 1
-            done += state in ("passing", "fast")
-            mark, paint = MARKS[state]
-            shown = detail if state != "skipped" else ""   # the reason goes below, once
-            rows.append(f"  {paint(mark)} {name:<12} stage {stage:<2} {title[:40]:<40} "
-                        f"{paint(state)}{'  ' + shown[:70] if shown else ''}")
-            if state == "skipped":
-                reasons[detail] = reasons.get(detail, 0) + 1
-            if next_step is None and state in ("not run", "failing", "skipped"):
-                next_step = (name, stage, state)
+    focus = named_labs(args)
+    states = {name: stage_states(folder, name, args.within) for folder, name in labs.all_labs()}
+    shown = {name: s for name, s in states.items() if not focus or name in focus}
+    others = {name: s for name, s in states.items() if name not in shown}
+    all_stages = [(name, *row) for name, rows in shown.items() for row in rows] + \
+                 [(name, *row) for name, rows in others.items() for row in rows]
+    done = sum(state in ("passing", "fast") for _, _, _, state, _ in all_stages)
+    name_width = max(len(name) for name in shown)
     print(Style.bold("cuda-workbook progress"))
-    print("\n".join(rows))
-    print("\n" + progress_bar(done, total))
+    for name, rows in shown.items():
+        if name not in broken:   # its messages come last, instead of its rows
+            print("\n".join(stage_rows(name, rows, name_width)))
+    if others:
+        say(others_line(others) + " (`grading/workbook status` lists them)", Style.dim)
+    print("\n" + progress_bar(done, len(all_stages)))
+    reasons = {}
+    for _, _, _, state, detail in all_stages:
+        if state == "skipped":
+            reasons[detail] = reasons.get(detail, 0) + 1
     for reason, count in reasons.items():
         stages = "1 stage was" if count == 1 else f"{count} stages were"
-        print(Style.yellow(f"{stages} not tested: {reason}"))
+        say(f"{stages} not tested: {reason}", Style.yellow)
     outside = [n for _, n in labs.all_labs() if n not in {m for _, m in builddir.labs_in_build()}]
-    if outside and builddir.options():
-        print(Style.dim(f"Not in {builddir.BUILD.name}/: {', '.join(outside)} "
-                        "(`grading/workbook --labs all` builds every lab)."))
+    if outside and builddir.options() and not focus:
+        say(f"Not in {builddir.BUILD.name}/: {', '.join(outside)} "
+            "(`grading/workbook --labs all` builds every lab).", Style.dim)
+    next_step = next(((name, stage, state) for name, stage, _, state, _ in all_stages
+                      if state in ("not started", "not run", "failing", "skipped")), None)
     if broken:
-        print(f"Next: make {broken[0]} compile (the compiler's messages are above), then "
-              f"`grading/workbook watch {broken[0]}` while you edit.")
+        first = next(iter(broken))
+        say(f"Next: make {first} compile (the compiler's messages are below), then "
+            f"`grading/workbook watch {first}` while you edit.")
     elif next_step:
         name, stage, state = next_step
-        verb = {"failing": "fix", "not run": "do", "skipped": "write"}[state]
+        verb = {"failing": "fix", "not run": "do", "not started": "start", "skipped": "write"}[state]
         where = " (its tests run where there is a GPU)" if state == "skipped" else ""
-        print(f"Next: {verb} {name} stage {stage}{where}: `grading/workbook watch {name}` "
-              f"while you edit, `grading/workbook hint {name} {stage}` when stuck.")
-    elif total and done == total:
-        print(Style.green("Every stage passes. Well done."))
-    if broken:
-        print(Style.red("Does not compile: " + ", ".join(broken) + " (the messages are above)."))
+        say(f"Next: {verb} {name} stage {stage}{where}: `grading/workbook watch {name}` "
+            f"while you edit, `grading/workbook hint {name} {stage}` when stuck.")
+    elif all_stages and done == len(all_stages):
+        say("Every stage passes. Well done.", Style.green)
+    for name, output in broken.items():   # last: nothing scrolls them away
+        print(Style.red(f"\n{name} does not compile:"))
+        ui.show_compiler_messages(output, labs.find_lab(name)[0])
     return 1 if broken else 0
 
 
 def add_command(sub):
     s = sub.add_parser("status", help="every lab and stage with its state, and what to do next "
                        "(`grading/workbook` alone is `status --run`)",
-                       description="Every lab and stage: not run, failing, passing, or passing "
-                       "within PCT% of the reference's speed; a progress bar and what to do next. "
+                       description="Every lab and stage: not started (the skeleton untouched), "
+                       "not run, failing, passing, or passing within PCT% of the reference's speed; "
+                       "a progress bar and what to do next. With LAB (or --lab, --labs), that lab's "
+                       "stages only and one line for the others. "
                        "With --run, first builds the labs' tests (only what changed) and runs them; "
                        "LAB, --lab, --labs, --gpu-arch and --rerun imply --run.")
     s.add_argument("labs_named", nargs="*", metavar="LAB",

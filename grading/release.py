@@ -23,7 +23,7 @@ COPIED = ("meson.build", "meson_options.txt", "common", "labs", "handouts",
           "grading/workbook", "grading/workbook.py", "grading/student.py",
           "grading/ui.py", "grading/builddir.py", "grading/progress.py", "grading/watching.py",
           "grading/skeleton.py", "grading/labs.py", "grading/criterion.py", "grading/includes.py",
-          "grading/testruns.py", "grading/setup.sh")
+          "grading/testruns.py", "grading/buildmessages.py", "grading/setup.sh")
 # Files inside COPIED that are not for students: how to write a lab (it
 # describes solutions/ and the repository tests), and the book's answers
 # (its line in the book's contents goes too).

@@ -21,8 +21,9 @@ ROOT = Path(labs.ROOT)
 RULE = re.compile(r"^\s*(?:/\*|//)\s*(?:[-=]{3,}\s*)+(.*?)\s*(?:\*/)?\s*$")
 
 
-def skeleton_text(folder, rev):
-    """(text, where it came from) of the lab's skeleton."""
+def find_skeleton(folder, rev=None):
+    """(text, where it came from) of the lab's skeleton, or (None, why
+    there is none here)."""
     relative = f"labs/{folder}/kernels.cu"
     shipped = ROOT / "grading" / "skeletons" / folder / "kernels.cu"
     if rev is None and shipped.is_file():
@@ -32,12 +33,32 @@ def skeleton_text(folder, rev):
         proc = subprocess.run(["git", "-C", str(ROOT), "show", f"{revision}:{relative}"],
                               capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
-        fail(f"no skeleton here: git cannot be asked ({e})", status=1)
+        return None, f"git cannot be asked ({e})"
     if proc.returncode != 0:
-        fail(f"no skeleton of {relative} here: this copy ships none (grading/skeletons/) and git "
-             f"has none at {revision} ({proc.stderr.strip()[:200]}). Unpack your copy of the "
-             "workbook again somewhere else and copy the file from there.", status=1)
+        return None, (f"this copy ships none (grading/skeletons/) and git has none at {revision} "
+                      f"({proc.stderr.strip()[:200]})")
     return proc.stdout, f"git {revision}"
+
+
+def skeleton_text(folder, rev):
+    """(text, where it came from) of the lab's skeleton; exits with a
+    sentence when there is none."""
+    text, source = find_skeleton(folder, rev)
+    if text is None:
+        fail(f"no skeleton of labs/{folder}/kernels.cu here: {source}. Unpack your copy of the "
+             "workbook again somewhere else and copy the file from there.", status=1)
+    return text, source
+
+
+def untouched(folder):
+    """Whether the lab's kernels.cu is still its skeleton (a lab not started:
+    its tests fail because nothing is written yet). False when no skeleton
+    is known to compare with."""
+    try:
+        mine = (ROOT / "labs" / folder / "kernels.cu").read_text()
+    except OSError:
+        return False
+    return find_skeleton(folder)[0] == mine
 
 
 def stages_of(title):
@@ -107,6 +128,7 @@ def add_command(sub):
     r.add_argument("stage", type=int, nargs="?",
                    help="only this stage's section (labs whose file has one section per stage)")
     r.add_argument("--from", dest="rev", metavar="REV",
-                   help="take the skeleton from this git revision (default: the copy's own, else "
-                        "HEAD); in a repository where you commit your work, the first commit's")
+                   help="take the skeleton from this git revision (default: the copy's own "
+                        "grading/skeletons/, else git's HEAD); where you commit your work in "
+                        "git, give the first commit, which holds the skeleton as handed out")
     r.set_defaults(func=reset)

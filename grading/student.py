@@ -1,7 +1,8 @@
 """The student's commands (see `grading/workbook --help`): status and watch
 (progress.py, watching.py), hint, run, sanitize and reset (skeleton.py).
 
-    ui.py        colour, lab names, compiler messages
+    ui.py        colour, lines fitted to the terminal, lab names
+    buildmessages.py  a failed build's messages at the student's paths
     builddir.py  build/: configure (labs, GPU architectures), build the tests
     progress.py  hints, stage states from the test results, status
     testruns.py  a lab's tests built and run, their results kept and reused
@@ -69,7 +70,7 @@ def run(args):
     ok, output = labs.build_target(target)
     if not ok:
         print(Style.red(f"{target} does not compile:"))
-        show_compiler_messages(output)
+        show_compiler_messages(output, folder)
         return 1
     command = [str(Path(labs.BUILD) / target)]
     for option in ("stage", "n", "block", "reps"):
@@ -102,7 +103,7 @@ def sanitize(args):
     ok, output = labs.build_target(f"{name}-student")
     if not ok:
         print(Style.red("does not compile:"))
-        print(labs.compiler_messages(output))
+        show_compiler_messages(output, folder)
         return 1
     binary = str(Path(labs.BUILD) / f"{name}-student")
     found = 0
@@ -129,9 +130,13 @@ def add_commands(sub):
 
     h = sub.add_parser("hint", help="the next hint for a stage of a lab (no penalty, no network)",
                        description="Prints the stage's hints one more each time it is asked "
-                       "(remembered in build/hints-seen.json), from a nudge to nearly the answer.")
-    h.add_argument("lab")
-    h.add_argument("stage", type=int)
+                       "(remembered in build/hints-seen.json), from a nudge to nearly the answer. "
+                       "For example: `grading/workbook hint vector-add 0`, "
+                       "`grading/workbook hint 04 2 --all`.")
+    h.add_argument("lab", help="the lab: its name, its folder or its number "
+                   "(vector-add, 00-vector-add or 00)")
+    h.add_argument("stage", type=int, help="the stage's number, as status shows it "
+                   "(0 for `vector-add stage 0`)")
     group = h.add_mutually_exclusive_group()
     group.add_argument("--step", type=int, metavar="K", help="show hints 1 to K")
     group.add_argument("--all", action="store_true", help="show every hint of the stage")

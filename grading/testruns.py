@@ -10,7 +10,7 @@ import builddir
 import criterion
 import includes
 import labs
-from ui import Style, show_compiler_messages
+from ui import Style
 
 RESULTS = Path(labs.BUILD) / "results"
 
@@ -65,7 +65,8 @@ def results_still_current(name):
 
 def build_and_test(names, rerun=False):
     """status --run: builds the labs' tests in one go, then runs them; returns
-    the labs that do not compile, after printing why. Their old results are
+    {lab: its build's output} of those that do not compile (status shows
+    the messages last, where nothing scrolls them away). Their old results are
     removed, so that status cannot show a result of code that is no longer
     there. A lab whose test binary is the one its results came from is not
     run again unless rerun is set."""
@@ -85,8 +86,6 @@ def build_and_test(names, rerun=False):
     for name in names:
         if name in broken:
             shutil.rmtree(RESULTS / f"{name}-student", ignore_errors=True)
-            print(Style.red(f"{name} does not compile:"))
-            show_compiler_messages(broken[name])
         elif not rerun and results_still_current(name):
             reused.append(name)
         else:
@@ -94,4 +93,4 @@ def build_and_test(names, rerun=False):
     if reused:
         print(Style.dim(f"Not run again, nothing changed since their last run: {', '.join(reused)} "
                         "(--rerun runs them anyway)."))
-    return list(broken)
+    return broken

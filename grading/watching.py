@@ -14,10 +14,12 @@ import time
 from pathlib import Path
 
 import builddir
+import buildmessages
 import criterion
 import labs
 import progress
 import testruns
+import ui
 from ui import Style, lab_or_exit, show_compiler_messages
 
 SOURCES = (".cu", ".h", ".c")
@@ -144,36 +146,36 @@ def timing_tables(output):
     return "\n\n".join("\n".join(b) for b in blocks)
 
 
-def first_failure(report):
-    for suite in report.get("test_suites", []):
-        for test in suite.get("tests", []):
-            if test["status"] in ("FAILED", "ERRORED"):
-                return test, suite["name"]
-    return None, None
-
-
-def report_once(name):
-    """One build-and-test round as watch shows it: the first failure only, or
-    the timing tables once everything passes."""
+def report_once(folder, name, first_round=False):
+    """One build-and-test round as watch shows it: the lab's stages, then
+    the failure of the lowest stage that fails (or the timing tables once
+    everything passes); a build's messages instead when it does not compile.
+    The first round adds one line for the other labs."""
     built, report, output = testruns.run_lab_tests(name)
     if not built:
         print(Style.red("does not compile:"))
-        show_compiler_messages(output)
+        show_compiler_messages(output, folder)
         return False
     if report is None:
         print(Style.red("the test program crashed:"))
         print(output[-1500:])
         return False
+    states = progress.stage_states(folder, name, within=20)
+    print("\n".join(progress.stage_rows(name, states, len(name), details=False)))
+    if first_round:
+        others = {n: progress.stage_states(f, n, within=20) for f, n in labs.all_labs() if n != name}
+        progress.say(progress.others_line(others), Style.dim)
     if report["skipped"] and not (report["passed"] or report["failed"] or report["errored"]):
-        print(Style.yellow("compiles; GPU tests not run: "
-                           f"{progress.skip_reason(criterion.all_tests(report))}"))
+        progress.say("compiles; GPU tests not run: "
+                     f"{progress.skip_reason(criterion.all_tests(report))}", Style.yellow)
         return True
-    test, suite = first_failure(report)
+    test, suite = progress.lowest_failure(report)
     if test:
         bad = report["failed"] + report["errored"]
         print(Style.red(f"✘ {suite}::{test['name']} ({bad} failing)"))
         for message in test.get("messages") or [test["status"].lower()]:
-            print("  " + message)
+            print("\n".join(fitted for line in message.splitlines()
+                            for fitted in ui.fit(buildmessages.rewrite(line))))
         return False
     print(Style.green(f"✔ all {report['passed']} tests pass"))
     tables = timing_tables(output)
@@ -184,7 +186,7 @@ def report_once(name):
 
 def next_lab_to_work_on():
     for folder, name in labs.all_labs():
-        if any(state in ("not run", "failing")
+        if any(state in ("not started", "not run", "failing")
                for _, _, state, _ in progress.stage_states(folder, name, within=100)):
             return name
     return labs.all_labs()[0][1]
@@ -202,12 +204,12 @@ def watch(args):
     print(Style.bold(f"Watching labs/{folder.name}/ ({how}; Ctrl-C to stop)."))
     try:
         notifier = Poller(folder, args.interval) if poll else Inotify(folder)
-        report_once(name)
+        report_once(folder.name, name, first_round=True)
         while True:
             changed = {n for n in notifier.wait() if (folder / n).exists()}
             if changed:
                 print(Style.dim(f"\n── {', '.join(sorted(changed))} changed: rebuilding ──"))
-                report_once(name)
+                report_once(folder.name, name)
                 if args.once:
                     return 0
     except KeyboardInterrupt:
@@ -218,7 +220,8 @@ def watch(args):
 def add_command(sub):
     w = sub.add_parser("watch", help="rebuild and re-test a lab each time one of its files is saved",
                        description="Rebuilds and re-tests a lab each time one of its files is "
-                       "saved: the first failure only, the timing tables once every test passes. "
+                       "saved: the lab's stages and the failure of the lowest stage that fails, the "
+                       "timing tables once every test passes. "
                        "Uses inotify, and polls where its events do not arrive (network and FUSE "
                        "file systems).")
     w.add_argument("lab", nargs="?", help="the lab (default: the first one not yet passing)")

@@ -17,8 +17,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import labs  # noqa: E402
 import student  # noqa: E402
+import ui  # noqa: E402
 
 # Instructor commands by module; the student copy (`release`) leaves these
 # modules out, and its commands then say so instead of "invalid choice".
@@ -59,8 +59,12 @@ def main():
     # in build/, run the tests, show the progress. Grading is `grade`.
     default = ["status", "--run"]
     argv = sys.argv[1:]
-    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")) \
-            or (argv[0] not in sub.choices and labs.find_lab(argv[0])):
+    if argv[:1] == ["help"]:
+        argv = ["--help"]
+    first = argv[0] if argv else ""
+    if first not in sub.choices and first not in ("-h", "--help"):
+        if first and not first.startswith("-"):   # a lab, or a typo: exits with the labs
+            ui.lab_or_exit(first, commands=list(sub.choices))
         argv = default + argv   # `grading/workbook --lab vector-add`, `grading/workbook vector-add`
     args, unknown = parser.parse_known_args(argv)
     if unknown and args.command == "run":   # the lab's own options, with or without `--`

@@ -2,26 +2,36 @@
 """Unit tests of the student tools (grading/student.py and its modules): hint
 parsing, stage states from planted result files, that every lab has hints
 for every stage its tests name, reset in a scratch copy, watch's fallback to
-polling, and the option set every benchmark takes. Everything is written in
+polling, the option set every benchmark takes, and the student's screen in a
+terminal of 80 columns (a pseudo-terminal). Everything is written in
 temporary folders, removed at the end."""
 import atexit
+import fcntl
 import json
 import os
 import re
+import select
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
+import time
 import unittest
 from pathlib import Path
+from unittest import mock
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = tempfile.mkdtemp(prefix="wb-student-test-")
 atexit.register(shutil.rmtree, BUILD, ignore_errors=True)
 os.environ["WB_BUILD_DIR"] = BUILD
 sys.path.insert(0, os.path.join(ROOT, "grading"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 
+import buildmessages  # noqa: E402
+import check_documented_commands  # noqa: E402
 import includes  # noqa: E402
 import labs  # noqa: E402
 import progress  # noqa: E402
@@ -89,6 +99,13 @@ class Hints(unittest.TestCase):
 
 
 class States(unittest.TestCase):
+    """The states of a lab the student has started (its kernels.cu edited)."""
+
+    def setUp(self):
+        patch = mock.patch.object(skeleton, "untouched", lambda folder: False)
+        patch.start()
+        self.addCleanup(patch.stop)
+
     def states(self):
         return {s: (state, detail) for s, _, state, detail in
                 progress.stage_states("00-vector-add", "vector-add", within=20)}
@@ -112,6 +129,21 @@ class States(unittest.TestCase):
             "    vector_add_kernel has 0 bounds check(s), it needs 1"])])
         self.assertEqual(self.states()[0][1],
                          "stage0_source: vector_add_kernel has 0 bounds check(s), it needs 1")
+
+    def test_an_untouched_skeleton_is_not_started_not_failing(self):
+        plant("vector-add", "student", [("stage0_source", "FAILED", ["0 bounds check(s)"])])
+        with mock.patch.object(skeleton, "untouched", lambda folder: True):
+            self.assertEqual(self.states()[0], ("not started", ""))
+            self.assertEqual(progress.lab_state(progress.stage_states(
+                "00-vector-add", "vector-add", within=20)), "not started")
+
+    def test_the_lowest_failing_stage_is_shown(self):
+        """A later stage's failure listed first in the report is not the one shown."""
+        report = {"test_suites": [{"name": "sync", "tests": [
+            {"name": "stage5_donation", "status": "FAILED"},
+            {"name": "stage0_counter", "status": "PASSED"},
+            {"name": "stage1_spin", "status": "FAILED"}]}]}
+        self.assertEqual(progress.lowest_failure(report)[0]["name"], "stage1_spin")
 
     def test_skipped_without_gpu(self):
         plant("vector-add", "student", [("stage0_sizes", "SKIPPED", ["no GPU"])])
@@ -162,6 +194,62 @@ class States(unittest.TestCase):
 
     def test_progress_bar(self):
         self.assertEqual(progress.progress_bar(17, 42, width=10), "[####------] 17/42 stages")
+
+
+class BuildMessages(unittest.TestCase):
+    """A failed build's output (ninja's, from build/) as the student sees it."""
+    NINJA = ("[2/3] Compiling Cuda object vector-add-student.p/kernels.cu.o\n"
+             "FAILED: vector-add-student.p/kernels.cu.o\n"
+             "nvcc -ccbin gcc -o vector-add-student.p/kernels.cu.o -c ../labs/00-vector-add/kernels.cu\n"
+             "../labs/00-vector-add/kernels.cu(16): error: expected a \";\"\n"
+             "      c[i] = a[i] + b[i];\n"
+             "      ^\n\n"
+             "1 error detected in the compilation of \"../labs/00-vector-add/kernels.cu\".\n"
+             "ninja: build stopped: subcommand failed.\n")
+    LINK = ("FAILED: vector-add-student\n"
+            "nvcc -o vector-add-student vector-add-student.p/test.c.o\n"
+            + "".join(f"/usr/bin/ld: vector-add-student.p/test.c.o: in function `f{k}':\n"
+                      f"test.c:(.text+0x{k}4): undefined reference to `vector_add'\n" for k in range(4))
+            + "test.c:(.text+0x99): undefined reference to `helper'\n"
+            "collect2: error: ld returned 1 exit status\n")
+
+    def setUp(self):   # the build folder whose "../labs" the messages name
+        patch = mock.patch.object(labs, "BUILD", os.path.join(ROOT, "build"))
+        patch.start()
+        self.addCleanup(patch.stop)
+
+    def at_root(self, function, *args):
+        """function(*args) run where the student stands: the workbook's folder."""
+        here = os.getcwd()
+        try:
+            os.chdir(ROOT)
+            return function(*args)
+        finally:
+            os.chdir(here)
+
+    def messages(self, output):
+        return self.at_root(buildmessages.for_student, output, "00-vector-add")
+
+    def test_compile_error_at_the_students_path(self):
+        self.assertEqual(self.messages(self.NINJA), [
+            'labs/00-vector-add/kernels.cu:16: error: expected a ";"',
+            "      c[i] = a[i] + b[i];", "      ^"])
+
+    def test_missing_entry_point_named_once_with_its_declaration(self):
+        lines = self.messages(self.LINK)
+        self.assertEqual(len(lines), 2, lines)
+        self.assertTrue(lines[0].startswith("`labs/00-vector-add/kernels.cu` must define `void "
+                                            "vector_add(const float *a, const float *b, float *c, "
+                                            "int n, int block_size)`"), lines)
+        self.assertIn("`helper`", lines[1])
+
+    def test_gcc_paths_keep_line_and_column(self):
+        self.assertEqual(self.at_root(buildmessages.rewrite,
+                                      "../labs/00-vector-add/test.c:12:5: error: x"),
+                         "labs/00-vector-add/test.c:12:5: error: x")
+        self.assertEqual(self.at_root(buildmessages.rewrite,
+                                      "In file included from ../labs/00-vector-add/test.c:3:"),
+                         "In file included from labs/00-vector-add/test.c:3:")
 
 
 class IncludeCheck(unittest.TestCase):
@@ -268,6 +356,119 @@ class Watch(unittest.TestCase):
             self.assertTrue(notifier.polling)
             threading.Timer(0.3, lambda: Path(elsewhere, "lab.h").write_text("y")).start()
             self.assertEqual(notifier.wait(), {"lab.h"})
+
+
+def on_screen(argv, cwd, env, columns=80, rows=24, timeout=300):
+    """(exit status, what a terminal of columns x rows would show) of a
+    command run in a pseudo-terminal of that size, its colours removed."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave,
+                            start_new_session=True)
+    os.close(slave)
+    chunks, deadline = [], time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if not select.select([master], [], [], 1)[0]:
+                continue
+            try:
+                data = os.read(master, 65536)
+            except OSError:   # EIO: the command ended, and its terminal with it
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        status = proc.wait()
+        os.close(master)
+    text = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+    return status, re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+@unittest.skipUnless(shutil.which("nvcc") and shutil.which("ninja"), "needs nvcc and ninja")
+class StudentScreen(unittest.TestCase):
+    """The student's loop as a terminal of 80 columns shows it, in a scratch
+    copy of the workbook with lab 00 alone in its build, which starts from
+    the objects of the repository's build where there is one (as
+    check_documented_commands.py's scratch does; else for Hopper, as without
+    a GPU): `grading/workbook --labs 00-vector-add` shows that lab and
+    one line for the others, nothing wider than the terminal; a compile
+    error comes last, at the student's own path; a renamed entry point is
+    named with its declaration; a mistyped lab gets the labs' names."""
+    COLUMNS, ROWS = 80, 24
+
+    @classmethod
+    def setUpClass(cls):
+        cls.copy = Path(tempfile.mkdtemp(prefix="wb-screen-test-"))
+        for item in ("meson.build", "meson_options.txt", "common", "labs", "grading"):
+            copy = shutil.copytree if Path(ROOT, item).is_dir() else shutil.copy
+            copy(Path(ROOT, item), cls.copy / item)
+        for folder, _ in labs.all_labs():   # as the student copy ships them: the labs not started
+            shipped = cls.copy / "grading" / "skeletons" / folder
+            shipped.mkdir(parents=True, exist_ok=True)
+            shutil.copy(cls.copy / "labs" / folder / "kernels.cu", shipped)
+        cls.kernels = cls.copy / "labs" / "00-vector-add" / "kernels.cu"
+        cls.skeleton = cls.kernels.read_text()
+        cls.env = {k: v for k, v in os.environ.items()
+                   if k not in ("COLUMNS", "LINES", "NO_COLOR", "WB_BUILD_DIR")}
+        cls.env.update(WB_BUILD_DIR=str(cls.copy / "build"), TERM="xterm")
+        seed = os.environ.get("WB_TEST_BINARIES")
+        options = check_documented_commands.build_options(seed) if seed else ["-Dgpu_arch=9.0"]
+        subprocess.run(["meson", "setup", cls.env["WB_BUILD_DIR"], "-Dlabs=00-vector-add", *options],
+                       cwd=cls.copy, env=cls.env, stdout=subprocess.DEVNULL, check=True)
+        if seed:   # copytree kept the sources' times: ninja rebuilds only what differs
+            check_documented_commands.seed_build(cls.env["WB_BUILD_DIR"], seed)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.copy, ignore_errors=True)
+
+    def screen(self, *args):
+        status, text = on_screen(["grading/workbook", *args], self.copy, self.env,
+                                 self.COLUMNS, self.ROWS)
+        lines = text.rstrip("\n").split("\n")
+        for line in lines:
+            self.assertLessEqual(len(line), self.COLUMNS, f"wider than the terminal:\n{text}")
+        return status, text, lines
+
+    def with_kernels(self, text):
+        self.kernels.write_text(text)
+        self.addCleanup(self.kernels.write_text, self.skeleton)
+
+    def test_1_one_lab_and_the_others_in_a_line(self):
+        status, text, lines = self.screen("--labs", "00-vector-add")
+        self.assertEqual(status, 0, text)
+        self.assertRegex(text, r"vector-add stage 0 ", text)
+        self.assertIn("10 other labs: 10 not started", text)
+        self.assertNotIn("sync-up ", text.split("10 other labs")[0], "another lab's rows")
+        for _, (title, _) in progress.read_hints("00-vector-add").items():
+            self.assertIn(title, " ".join(" ".join(lines).split()), "a title cut")
+
+    def test_2_a_compile_error_comes_last_at_the_students_path(self):
+        self.with_kernels(self.skeleton.replace("int i = 0;", "int i = 0", 1))
+        status, text, lines = self.screen("vector-add")
+        self.assertEqual(status, 1, text)
+        last_screen = "\n".join(lines[-self.ROWS:])
+        self.assertRegex(last_screen, r"(?m)^  labs/00-vector-add/kernels\.cu:\d+: error", text)
+        self.assertIn("vector-add does not compile", last_screen)
+
+    def test_3_a_renamed_entry_point_is_named_with_its_declaration(self):
+        self.with_kernels(self.skeleton.replace("void vector_add(", "void vector_addd(", 1))
+        status, text, lines = self.screen("vector-add")
+        self.assertEqual(status, 1, text)
+        joined = " ".join(" ".join(lines).split())
+        self.assertIn("`labs/00-vector-add/kernels.cu` must define `void vector_add(const float *a,",
+                      joined)
+        self.assertEqual(joined.count("must define"), 1, text)
+        self.assertNotIn("undefined reference", text)
+
+    def test_4_a_mistyped_lab_is_answered_with_the_labs(self):
+        status, text, _ = self.screen("vector-ad")
+        self.assertEqual(status, 2, text)
+        self.assertIn("unknown lab 'vector-ad'; the labs are: vector-add,", " ".join(text.split()))
+        self.assertIn("Did you mean 'vector-add'?", " ".join(text.split()))
 
 
 @unittest.skipUnless(os.environ.get("WB_TEST_BINARIES"), "needs the built benchmarks")
