@@ -204,12 +204,13 @@ static const char *diagnose(int stage, int boundary, size2 s, int radius, const 
                "&& y < height, not stricter; in stage 4 every row of the block's "
                "IMAGE_TILE_Y * IMAGE_COARSEN), or x and y swapped (pixel (x, y) is at y * width "
                "+ x, with x along threadIdx.x)";
-    if (c->nan && c->nan_tile_edge && c->all_tile_last_rows)
+    bool tiled = stage >= 2;   /* stages with a tile in shared memory */
+    if (tiled && c->nan && c->nan_tile_edge && c->all_tile_last_rows)
         return "NaN in the last rows of tiles: the halo below them was never loaded, so those "
                "taps read shared memory nobody stored (NaN before the run). The tile is "
                "IMAGE_TILE_Y + 2 radius rows high (the halo on both sides): a bound off by one "
                "or by radius on that side";
-    if (c->nan && c->nan_tile_edge)
+    if (tiled && c->nan && c->nan_tile_edge)
         return "NaN on the edges of tiles only: a halo not loaded (shared memory nobody stored "
                "was NaN before the run), or read before it was stored (a missing "
                "__syncthreads() between the tile load and its use). The halo is radius pixels "
@@ -246,7 +247,7 @@ static const char *diagnose(int stage, int boundary, size2 s, int radius, const 
         return "only pixels of the last, partial tiles are wrong: the image is no multiple of "
                "the tile, and that tile's loads or bounds are off (a tap that lies in the tile "
                "but past the image is the boundary condition's, not what the tile holds there)";
-    if (stage >= 2 && c->all_tile_edge)
+    if (tiled && c->all_tile_edge)
         return "only pixels within the mask's radius of a tile's edge are wrong: the halo is "
                "not loaded from the right place (the tile starts at (x0 - radius, y0 - "
                "radius)), or a tap outside the tile is read from the tile";
@@ -624,7 +625,7 @@ static void check_past_2_31(int stage)
                   "%s: bin %d = %u, expected %u; %lld counts in all, expected %zu. %s. Classic "
                   "mistakes at this stage: %s " WB_SEED_HINT,
                   what, b, got[b], expected[b], got_total, n,
-                  got_total < (long long)n && got_total <= INT32_MAX
+                  got_total < (long long)n && got_total <= (1LL << 31)
                       ? "The bytes past 2^31 were not counted: an int overflows (the index i, "
                         "the stride or n held in an int); indices into data are size_t"
                       : "Counts are wrong on a large input",
