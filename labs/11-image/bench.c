@@ -246,15 +246,16 @@ static void histogram_table(const char *name, const char *kind, const unsigned c
 
 int main(int argc, char **argv)
 {
-    int only_stage = WB_ALL_STAGES, side = FULL_SIDE, reps = 10;
+    int only_stage = WB_ALL_STAGES, side = FULL_SIDE, reps = 10,
+        naive_block = IMAGE_TILE_X * IMAGE_TILE_Y;
     double target = 0.8, target_histogram = 0.9, target_contention = 10.0;
     const wb_option options[] = {
         {"stage", "S", WB_INT, &only_stage, 0, IMAGE_STAGES - 1,
          "time only stage S (default: all)"},
         {"n", "N", WB_INT, &side, 1, 46340, "side of the convolution's image, N x N floats"},
-        WB_REFUSED_OPTION("block", "the blocks are fixed in lab.h (IMAGE_TILE_X x IMAGE_TILE_Y "
-                                   "for the convolutions, IMAGE_HISTOGRAM_BLOCK threads for the "
-                                   "histograms)"),
+        {"block", "B", WB_WARPS, &naive_block, 32, 1024,
+         "threads per block of stages 0 and 1, in rows of 32; the other stages' blocks are "
+         "their tiles (IMAGE_TILE_X x IMAGE_TILE_Y) or IMAGE_HISTOGRAM_BLOCK, fixed in lab.h"},
         WB_REPS_OPTION(reps),
         WB_TARGET_OPTION(target, "fails unless the best 5 x 5 convolution stage reaches F of "
                                  "the copy bandwidth"),
@@ -269,14 +270,20 @@ int main(int argc, char **argv)
                      "the copy bandwidth and the FP32 peak, and the histogram stages (2^28 bytes,\n"
                      "uniform and all one value) next to CUB, each checked first.",
                      options);
+    if (naive_block != IMAGE_TILE_X * IMAGE_TILE_Y && only_stage != WB_ALL_STAGES &&
+        only_stage > 1)
+        wb_bench_usage_error("--block sets the blocks of stages 0 and 1; stage %d's block is "
+                             "fixed in lab.h", only_stage);
+    image_set_naive_block(naive_block);
     wb_bench_need_gpu();
     wb_device dev = wb_device_info();
     bool all = only_stage == WB_ALL_STAGES;
     int first = all ? 0 : only_stage, last = all ? IMAGE_STAGES - 1 : only_stage;
-    printf("%s: %d SMs, L2 %.0f MiB; convolution blocks %d x %d threads (stage 4: %d x %d "
-           "outputs each), histogram blocks %d threads, as many per SM as the occupancy API "
-           "allows\n", dev.name, dev.sm_count, dev.l2_bytes / 1048576.0, IMAGE_TILE_X,
-           IMAGE_TILE_Y, IMAGE_TILE_X, IMAGE_TILE_Y * IMAGE_COARSEN, IMAGE_HISTOGRAM_BLOCK);
+    printf("%s: %d SMs, L2 %.0f MiB; convolution blocks of stages 0-1 32 x %d threads, of "
+           "stages 2-4 %d x %d (stage 4: %d x %d outputs each); histogram blocks %d threads, as "
+           "many per SM as the occupancy API allows\n", dev.name, dev.sm_count,
+           dev.l2_bytes / 1048576.0, naive_block / 32, IMAGE_TILE_X, IMAGE_TILE_Y, IMAGE_TILE_X,
+           IMAGE_TILE_Y * IMAGE_COARSEN, IMAGE_HISTOGRAM_BLOCK);
     bool met = true;
 
     if (first < IMAGE_FIRST_HISTOGRAM_STAGE) {

@@ -97,6 +97,26 @@ static unsigned blocks_for(long long items, long long per_block)
     return (unsigned)((items + per_block - 1) / per_block);
 }
 
+/* The naive stages' block: rows of 32 threads (a warp reads 32
+ * neighbouring pixels of a row), as many rows as the benchmark's --block
+ * asks for. */
+static int naive_block_threads = IMAGE_TILE_X * IMAGE_TILE_Y;
+
+void image_set_naive_block(int threads)
+{
+    if (threads < 32 || threads > 1024 || threads % 32 != 0)
+        wb_fail("image_set_naive_block(%d): a multiple of 32, at most 1024", threads);
+    naive_block_threads = threads;
+}
+
+/* The blocks a stage's grid has in y: CUDA allows 65535. */
+static void check_grid_rows(const char *caller, dim3 grid, int height)
+{
+    if (grid.y > 65535)
+        wb_fail("%s: %d rows would need %u blocks in y, more than the 65535 CUDA allows",
+                caller, height, grid.y);
+}
+
 /* A mask is uploaded only when it differs from the one uploaded last to
  * the same place: a call then costs its kernel alone, as a library's
  * would (the upload waits for the kernels before it). One slot per place:
@@ -135,9 +155,6 @@ static void check_image(const char *caller, int boundary, const float *d_in, con
     if ((int64_t)width * height > INT32_MAX)
         wb_fail("%s: %d x %d pixels are more than the 2^31 - 1 an int indexes", caller, width,
                 height);
-    if (blocks_for(height, IMAGE_TILE_Y) > 65535)
-        wb_fail("%s: %d rows would need more than the 65535 blocks CUDA allows in y", caller,
-                height);
     if (!d_in || !d_out)
         wb_fail("%s: a buffer is NULL (d_in = %p, d_out = %p)", caller, (const void *)d_in,
                 (const void *)d_out);
@@ -159,8 +176,10 @@ void image_convolve(int stage, int boundary, const float *d_in, float *d_out, in
     if (!mask)
         wb_fail("image_convolve: the mask is NULL");
     int side = 2 * radius + 1, taps = side * side;
-    dim3 grid(blocks_for(width, IMAGE_TILE_X), blocks_for(height, IMAGE_TILE_Y)),
-        block(IMAGE_TILE_X, IMAGE_TILE_Y);
+    bool naive = stage <= 1;
+    dim3 block = naive ? dim3(32, naive_block_threads / 32) : dim3(IMAGE_TILE_X, IMAGE_TILE_Y);
+    dim3 grid(blocks_for(width, block.x), blocks_for(height, block.y));
+    check_grid_rows("image_convolve", grid, height);
     if (stage == 0) {
         if (mask_is_new(MASK_IN_GLOBAL, mask, taps, NULL, 0))
             CUDA_CHECK(cudaMemcpyToSymbol(mask_global, mask, sizeof(float) * taps));
@@ -192,6 +211,7 @@ void image_convolve_separable(int boundary, const float *d_in, float *d_out, int
         copy_separable_to_constant(row, column, side);
     dim3 grid(blocks_for(width, IMAGE_TILE_X), blocks_for(height, IMAGE_TILE_Y * IMAGE_COARSEN)),
         block(IMAGE_TILE_X, IMAGE_TILE_Y);
+    check_grid_rows("image_convolve_separable", grid, height);
     conv_separable<<<grid, block>>>(d_in, d_out, width, height, radius, boundary);
     CUDA_CHECK_LAUNCH();
 }

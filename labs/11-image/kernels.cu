@@ -35,24 +35,37 @@
 
 /* ----------------------------------------------------------- convolution */
 
+/* Output pixel (x, y): tap (dx, dy) of mask times the input at (x + dx -
+ * radius, y + dy - radius), through the boundary condition. Stages 0 and 1
+ * call it; inlined, each reads the mask from where it lives (global memory,
+ * constant memory). */
+__device__ __forceinline__ float convolve_pixel(const float *__restrict__ in,
+                                                const float *__restrict__ mask, int x, int y,
+                                                int width, int height, int radius, int boundary)
+{
+    // TODO 1 (stage 0): sum mask[dy * side + dx] * the input at
+    // (x + dx - radius, y + dy - radius) over dy (outer loop) and dx
+    // (inner), both 0 ... side - 1 with side = 2 radius + 1, reading the
+    // input with pixel_or_boundary (it knows the boundary), and return it.
+    (void)in, (void)mask, (void)x, (void)y, (void)width, (void)height, (void)radius,
+        (void)boundary;
+    return 0.0f;
+}
+
 /* Stage 0: every tap of every pixel from global memory, and the mask too. */
 __global__ void conv_naive(const float *__restrict__ in, float *__restrict__ out, int width,
                            int height, const float *__restrict__ mask, int radius, int boundary)
 {
-    // TODO 1 (stage 0): this thread's pixel (x, y) from the block and
+    // TODO 2 (stage 0): this thread's pixel (x, y) from the block and
     // thread indices in x and y (x along threadIdx.x); threads past the
-    // image do nothing. Sum mask[dy * side + dx] * the input at
-    // (x + dx - radius, y + dy - radius) over dy (outer loop) and dx (inner),
-    // both 0 ... side - 1 with side = 2 radius + 1, reading the input with
-    // pixel_or_boundary (it knows the boundary), and store the sum at
-    // out[y * width + x].
+    // image do nothing. Store convolve_pixel's sum at out[y * width + x].
     (void)in, (void)out, (void)width, (void)height, (void)mask, (void)radius, (void)boundary;
 }
 
 /* Host: the mask into constant memory (its symbol, not a pointer). */
 static void copy_mask_to_constant(const float *mask, int taps)
 {
-    // TODO 2 (stage 1): copy the `taps` floats at mask (host memory) into
+    // TODO 3 (stage 1): copy the `taps` floats at mask (host memory) into
     // mask_constant with cudaMemcpyToSymbol, inside CUDA_CHECK. The size is
     // in bytes.
     (void)mask, (void)taps;
@@ -64,10 +77,10 @@ static void copy_mask_to_constant(const float *mask, int taps)
 __global__ void conv_constant(const float *__restrict__ in, float *__restrict__ out, int width,
                               int height, int radius, int boundary)
 {
-    // TODO 3 (stage 1): stage 0 with mask_constant in place of mask. Keep
-    // the tap's index the same for every thread of a warp (it depends on dy
-    // and dx only, never on the thread): constant memory serves one
-    // address per warp at a time.
+    // TODO 4 (stage 1): stage 0 with mask_constant in place of mask. The
+    // tap's index must be the same for every thread of a warp at a time (it
+    // depends on dy and dx only, never on the thread): constant memory
+    // serves one address per warp at a time.
     (void)in, (void)out, (void)width, (void)height, (void)radius, (void)boundary;
 }
 
@@ -77,7 +90,7 @@ __global__ void conv_constant(const float *__restrict__ in, float *__restrict__ 
 __global__ void conv_tile_halo(const float *__restrict__ in, float *__restrict__ out, int width,
                                int height, int radius, int boundary)
 {
-    // TODO 4 (stage 2): declare a shared tile of (IMAGE_TILE_Y +
+    // TODO 5 (stage 2): declare a shared tile of (IMAGE_TILE_Y +
     // 2 IMAGE_MAX_RADIUS) x (IMAGE_TILE_X + 2 IMAGE_MAX_RADIUS) floats. The
     // block's outputs start at (x0, y0) = (blockIdx.x * IMAGE_TILE_X,
     // blockIdx.y * IMAGE_TILE_Y); its tile is the (IMAGE_TILE_X + 2 radius)
@@ -97,7 +110,7 @@ __global__ void conv_tile_halo(const float *__restrict__ in, float *__restrict__
 __global__ void conv_tile_cached_halo(const float *__restrict__ in, float *__restrict__ out,
                                       int width, int height, int radius, int boundary)
 {
-    // TODO 5 (stage 3): a shared IMAGE_TILE_Y x IMAGE_TILE_X tile; each
+    // TODO 6 (stage 3): a shared IMAGE_TILE_Y x IMAGE_TILE_X tile; each
     // thread stores its own pixel (0 past the image), then wait. For each
     // tap, the tile holds the pixel when it lies in the tile and in the
     // image; otherwise read it with pixel_or_boundary. Threads past the
@@ -108,8 +121,8 @@ __global__ void conv_tile_cached_halo(const float *__restrict__ in, float *__res
 /* Host: the two masks of a separable one into constant memory. */
 static void copy_separable_to_constant(const float *row, const float *column, int side)
 {
-    // TODO 6 (stage 4): row into row_constant and column into
-    // column_constant, `side` floats each, as in TODO 2.
+    // TODO 7 (stage 4): row into row_constant and column into
+    // column_constant, `side` floats each, as in TODO 3.
     (void)row, (void)column, (void)side;
 }
 
@@ -122,7 +135,7 @@ static void copy_separable_to_constant(const float *row, const float *column, in
 __global__ void conv_separable(const float *__restrict__ in, float *__restrict__ out, int width,
                                int height, int radius, int boundary)
 {
-    // TODO 7 (stage 4): the block's outputs start at (blockIdx.x *
+    // TODO 8 (stage 4): the block's outputs start at (blockIdx.x *
     // IMAGE_TILE_X, blockIdx.y * IMAGE_TILE_Y * IMAGE_COARSEN). Declare two
     // shared arrays: `tile`, their input tile with its halo, loaded as in
     // stage 2 (IMAGE_TILE_Y * IMAGE_COARSEN + 2 radius rows), and `rows`,
@@ -141,7 +154,7 @@ __global__ void conv_separable(const float *__restrict__ in, float *__restrict__
 __global__ void histogram_global(const unsigned char *__restrict__ data, size_t n,
                                  unsigned int *bins)
 {
-    // TODO 8 (stage 5): a grid-stride loop over the n bytes (its index a
+    // TODO 9 (stage 5): a grid-stride loop over the n bytes (its index a
     // size_t: n may pass 2^31), one atomicAdd(&bins[byte], 1u) each.
     (void)data, (void)n, (void)bins;
 }
@@ -152,7 +165,7 @@ __global__ void histogram_global(const unsigned char *__restrict__ data, size_t 
 __global__ void histogram_private(const unsigned char *__restrict__ data, size_t n,
                                   unsigned int *bins)
 {
-    // TODO 9 (stage 6): a shared array of IMAGE_BINS counters: clear it,
+    // TODO 10 (stage 6): a shared array of IMAGE_BINS counters: clear it,
     // wait, count the block's bytes of stage 5's loop into it with shared
     // atomics, wait until every thread of the block has counted, then add
     // each nonzero bin to bins[] with one global atomicAdd.
@@ -167,7 +180,7 @@ __global__ void histogram_private(const unsigned char *__restrict__ data, size_t
 __global__ void histogram_aggregated(const unsigned char *__restrict__ data, size_t n,
                                      unsigned int *bins)
 {
-    // TODO 10 (stage 7): stage 6, where each thread keeps a run (a value
+    // TODO 11 (stage 7): stage 6, where each thread keeps a run (a value
     // and its length) in registers: a byte equal to the value lengthens the
     // run, any other adds the run to its shared bin and starts a new one;
     // the last run is added after the loop. Read the data as uint4 from the

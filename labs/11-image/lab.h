@@ -54,6 +54,12 @@ extern "C" {
 #define IMAGE_BINS 256
 #define IMAGE_HISTOGRAM_BLOCK 512
 
+/* Threads per block of stages 0 and 1 from now on, in rows of 32 (a
+ * multiple of 32, at most 1024; IMAGE_TILE_X x IMAGE_TILE_Y until set): the
+ * benchmark's --block. The other stages' blocks are their tiles, fixed
+ * above. */
+void image_set_naive_block(int threads);
+
 /* The lecture's name for a stage ("naive, mask in global memory", ...) and
  * for boundary conditions "zero" and "clamp". */
 const char *image_stage_name(int stage);

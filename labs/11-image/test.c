@@ -695,7 +695,8 @@ Test(image, given_argument_checks,
     wb_expect_error("width 0", "at least 1", image_convolve(0, Z, in, out, 0, 8, mask, 1));
     wb_expect_error("65536 x 65536 pixels", "2^31",
                     image_convolve(0, Z, in, out, 65536, 65536, mask, 1));
-    wb_expect_error("1 x 600000 pixels", "65535", image_convolve(0, Z, in, out, 1, 600000, mask, 1));
+    wb_expect_error("1 x 600000 pixels", "65535", image_convolve(2, Z, in, out, 1, 600000, mask, 1));
+    wb_expect_error("naive block of 48 threads", "multiple of 32", image_set_naive_block(48));
     wb_expect_error("d_in NULL", "NULL", image_convolve(0, Z, NULL, out, 8, 8, mask, 1));
     wb_expect_error("d_in == d_out", "same buffer", image_convolve(3, Z, in, in, 8, 8, mask, 1));
     wb_expect_error("mask NULL", "NULL", image_convolve(1, Z, in, out, 8, 8, NULL, 1));

@@ -29,6 +29,24 @@
 
 /* ----------------------------------------------------------- convolution */
 
+/* Output pixel (x, y): tap (dx, dy) of mask times the input at (x + dx -
+ * radius, y + dy - radius), through the boundary condition. Stages 0 and 1
+ * call it; inlined, each reads the mask from where it lives (global memory,
+ * constant memory). */
+__device__ __forceinline__ float convolve_pixel(const float *__restrict__ in,
+                                                const float *__restrict__ mask, int x, int y,
+                                                int width, int height, int radius, int boundary)
+{
+    int side = 2 * radius + 1;
+    float sum = 0.0f;
+    for (int dy = 0; dy < side; dy++)
+        for (int dx = 0; dx < side; dx++)
+            sum += mask[dy * side + dx] *
+                   pixel_or_boundary(in, x + dx - radius, y + dy - radius, width, height,
+                                     boundary);
+    return sum;
+}
+
 /* Stage 0: every tap of every pixel from global memory, and the mask too. */
 __global__ void conv_naive(const float *__restrict__ in, float *__restrict__ out, int width,
                            int height, const float *__restrict__ mask, int radius, int boundary)
@@ -37,14 +55,7 @@ __global__ void conv_naive(const float *__restrict__ in, float *__restrict__ out
     int y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= width || y >= height)
         return;
-    int side = 2 * radius + 1;
-    float sum = 0.0f;
-    for (int dy = 0; dy < side; dy++)
-        for (int dx = 0; dx < side; dx++)
-            sum += mask[dy * side + dx] *
-                   pixel_or_boundary(in, x + dx - radius, y + dy - radius, width, height,
-                                     boundary);
-    out[y * width + x] = sum;
+    out[y * width + x] = convolve_pixel(in, mask, x, y, width, height, radius, boundary);
 }
 
 /* Host: the mask into constant memory (its symbol, not a pointer). */
@@ -63,14 +74,8 @@ __global__ void conv_constant(const float *__restrict__ in, float *__restrict__ 
     int y = blockIdx.y * blockDim.y + threadIdx.y;
     if (x >= width || y >= height)
         return;
-    int side = 2 * radius + 1;
-    float sum = 0.0f;
-    for (int dy = 0; dy < side; dy++)
-        for (int dx = 0; dx < side; dx++)
-            sum += mask_constant[dy * side + dx] *
-                   pixel_or_boundary(in, x + dx - radius, y + dy - radius, width, height,
-                                     boundary);
-    out[y * width + x] = sum;
+    out[y * width + x] =
+        convolve_pixel(in, mask_constant, x, y, width, height, radius, boundary);
 }
 
 /* The input pixels that a block's outputs read, the tile_w x tile_h pixels
