@@ -139,38 +139,59 @@ static bool near_piece_edge(int c, int n, int piece, int band)
     return at < band || at >= piece - band || c >= n - band;
 }
 
-/* Every bad pixel of a run and what all of them have in common. */
+/* Every bad pixel of a run and what all of them have in common. A
+ * pattern counts only where some pixel of the image lies outside it: in a
+ * 1 x 1 image every pixel is on the edge, and says nothing. */
 typedef struct {
     size_t bad, unwritten, nan, first;
     bool all_image_edge, all_tile_edge, all_tile_last_rows, all_partial_tile, nan_tile_edge;
 } census;
 
+/* Where a pixel lies: on the image's edge (within the radius), near a
+ * tile's edge, in a tile's last rows, in the last, partial tiles. */
+enum { IMAGE_EDGE, TILE_EDGE, TILE_LAST_ROWS, PARTIAL_TILE, PLACES };
+
+static void places_of(int stage, size2 s, int radius, int x, int y, bool *place)
+{
+    int tile_y = stage == IMAGE_SEPARABLE_STAGE ? IMAGE_TILE_Y * IMAGE_COARSEN : IMAGE_TILE_Y;
+    place[IMAGE_EDGE] = x < radius || y < radius || x >= s.width - radius ||
+                        y >= s.height - radius;
+    place[TILE_EDGE] = near_piece_edge(x, s.width, IMAGE_TILE_X, radius) ||
+                       near_piece_edge(y, s.height, tile_y, radius);
+    place[TILE_LAST_ROWS] = y % tile_y >= tile_y - radius || y >= s.height - radius;
+    place[PARTIAL_TILE] = (s.width > IMAGE_TILE_X && x >= s.width / IMAGE_TILE_X * IMAGE_TILE_X) ||
+                          (s.height > tile_y && y >= s.height / tile_y * tile_y);
+}
+
 static census count_bad_pixels(int stage, size2 s, int radius, const float *got,
                                const double *expected, double tolerance)
 {
-    int tile_y = stage == IMAGE_SEPARABLE_STAGE ? IMAGE_TILE_Y * IMAGE_COARSEN : IMAGE_TILE_Y;
     census c = {0, 0, 0, 0, true, true, true, true, true};
+    bool all_bad[PLACES] = {true, true, true, true}, whole_image[PLACES] = {true, true, true, true};
     for (size_t i = 0; i < pixels_of(s); i++) {
+        bool place[PLACES];
+        places_of(stage, s, radius, (int)(i % (size_t)s.width), (int)(i / (size_t)s.width),
+                  place);
+        for (int p = 0; p < PLACES; p++)
+            whole_image[p] &= place[p];
         if (pixel_ok(got[i], expected[i], tolerance))
             continue;
-        int x = (int)(i % (size_t)s.width), y = (int)(i / (size_t)s.width);
         if (c.bad++ == 0)
             c.first = i;
-        bool tile_edge = near_piece_edge(x, s.width, IMAGE_TILE_X, radius) ||
-                         near_piece_edge(y, s.height, tile_y, radius);
-        c.all_image_edge &= x < radius || y < radius || x >= s.width - radius ||
-                            y >= s.height - radius;
-        c.all_tile_edge &= tile_edge;
-        c.all_tile_last_rows &= y % tile_y >= tile_y - radius || y >= s.height - radius;
-        c.all_partial_tile &= (s.width > IMAGE_TILE_X && x >= s.width / IMAGE_TILE_X * IMAGE_TILE_X) ||
-                              (s.height > tile_y && y >= s.height / tile_y * tile_y);
+        for (int p = 0; p < PLACES; p++)
+            all_bad[p] &= place[p];
         if (isnan(got[i])) {
             c.nan++;
-            c.nan_tile_edge &= tile_edge;
+            c.nan_tile_edge &= place[TILE_EDGE];
         } else if (fabsf(got[i]) > UNWRITTEN_ABOVE) {
             c.unwritten++;
         }
     }
+    c.all_image_edge = all_bad[IMAGE_EDGE] && !whole_image[IMAGE_EDGE];
+    c.all_tile_edge = all_bad[TILE_EDGE] && !whole_image[TILE_EDGE];
+    c.all_tile_last_rows = all_bad[TILE_LAST_ROWS] && !whole_image[TILE_LAST_ROWS];
+    c.all_partial_tile = all_bad[PARTIAL_TILE] && !whole_image[PARTIAL_TILE];
+    c.nan_tile_edge &= !whole_image[TILE_EDGE];
     return c;
 }
 
@@ -330,12 +351,14 @@ static void check_conv_run(int stage, int boundary, conv_case *k, int radius, co
     free(expected);
 }
 
-/* Images that are odd and not square and cut every tile: a pixel, a single
- * row or column, a tile (32 x 8, stage 4's 32 x 32) plus one, primes; a
- * mask wider than the image. */
+/* Images that are odd and not square and cut every tile: first a few that
+ * are large enough for a failure to show its pattern (a tile's edge, the
+ * image's edge, a partial tile), then a pixel, a single row or column, a
+ * tile (32 x 8, stage 4's 32 x 32) plus one, primes, masks wider than the
+ * image. */
 static const size2 sizes[] = {
-    {1, 1},   {1, 9},   {9, 1},    {3, 2},    {5, 7},     {31, 9},    {33, 7},
-    {7, 33},  {65, 17}, {40, 70},  {100, 66}, {257, 35},  {129, 263}, {1001, 97},
+    {100, 66}, {65, 17},  {33, 7},   {7, 33},    {1, 1},     {1, 9},    {9, 1},
+    {3, 2},    {5, 7},    {31, 9},   {40, 70},   {257, 35},  {129, 263}, {1001, 97},
 };
 static const int radii[] = {1, 2, 3, 4};
 

@@ -251,6 +251,15 @@ __device__ __forceinline__ void count_word(unsigned int *counts, unsigned int wo
         count_byte(counts, (word >> (8 * k)) & 0xFFu, value, run);
 }
 
+__device__ __forceinline__ void count_chunk(unsigned int *counts, uint4 chunk,
+                                            unsigned int &value, unsigned int &run)
+{
+    count_word(counts, chunk.x, value, run);
+    count_word(counts, chunk.y, value, run);
+    count_word(counts, chunk.z, value, run);
+    count_word(counts, chunk.w, value, run);
+}
+
 /* Stage 7: stage 6 with 16 bytes a load (uint4, from the first 16-byte
  * boundary on; the bytes before it and after the last whole 16 one by one)
  * and a thread's runs of equal bytes counted in registers: on data that is
@@ -272,13 +281,16 @@ __global__ void histogram_aggregated(const unsigned char *__restrict__ data, siz
     unsigned int value = 0, run = 0;
     if (thread < head)
         count_byte(counts, data[thread], value, run);
-    for (size_t c = thread; c < chunks; c += threads) {
-        uint4 v = chunk[c];
-        count_word(counts, v.x, value, run);
-        count_word(counts, v.y, value, run);
-        count_word(counts, v.z, value, run);
-        count_word(counts, v.w, value, run);
+    // Two chunks an iteration, both loaded before either is counted: two
+    // loads of 16 bytes in flight per thread, enough to keep DRAM busy.
+    size_t c = thread;
+    for (; c + threads < chunks; c += 2 * threads) {
+        uint4 first = chunk[c], second = chunk[c + threads];
+        count_chunk(counts, first, value, run);
+        count_chunk(counts, second, value, run);
     }
+    if (c < chunks)
+        count_chunk(counts, chunk[c], value, run);
     if (tail + thread < n)
         count_byte(counts, data[tail + thread], value, run);
     if (run > 0)
