@@ -530,8 +530,8 @@ static void check_histogram(int stage, const unsigned char *data, size_t n, size
               "head, the tail, a word of the uint4, or an index that overflows)"
         : got_total > (long long)n
             ? "more counts than bytes: bytes counted twice (the head or the tail counted by "
-              "more threads than its bytes, or also as part of a chunk), or shared bins never "
-              "cleared"
+              "more threads than its bytes, or also as part of a chunk), or shared bins not "
+              "cleared (they held an earlier kernel's leftovers)"
             : "as many counts as bytes, in the wrong bins: a byte counted under another value "
               "(a run's value not updated when a new one starts, a byte taken from the wrong "
               "position of its word)";
