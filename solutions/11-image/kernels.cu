@@ -1,0 +1,302 @@
+/*
+ * Lab 11: image kernels, the reference. Read handouts/11-image.md first.
+ *
+ *   0  conv, naive: one thread per output pixel, every tap and every mask
+ *      value from global memory
+ *   1  conv, the mask in constant memory: every thread of a warp reads the
+ *      same tap at the same time, a broadcast
+ *   2  conv, shared tile with halo: a block loads its output tile and the
+ *      halo around it once, then every tap comes from shared memory
+ *   3  conv, shared tile, halo from the cache: the block loads only its own
+ *      tile; taps beyond it come from global memory, which L1 and L2 hold
+ *   4  conv, separable and coarsened: a row pass then a column pass in one
+ *      kernel, each thread IMAGE_COARSEN outputs of a column in registers
+ *   5  histogram, one global atomicAdd per byte
+ *   6  histogram, privatized: a block counts into shared memory and adds
+ *      its counts to the global bins once
+ *   7  histogram, aggregated: 16 bytes a load, runs of equal bytes counted
+ *      in registers, one shared atomic per run
+ *
+ * The masks' homes (mask_global, mask_constant, row_constant,
+ * column_constant), the boundary conditions (pixel_or_boundary), each
+ * stage's grid and the argument checks are given in given.cuh.
+ */
+#include "lab.h"
+#include "workbook.h"
+
+// Given, the same for every stage and both sides.
+#include "given.cuh"
+
+/* ----------------------------------------------------------- convolution */
+
+/* Output pixel (x, y): tap (dx, dy) of mask times the input at (x + dx -
+ * radius, y + dy - radius), through the boundary condition. Stages 0 and 1
+ * call it; inlined, each reads the mask from where it lives (global memory,
+ * constant memory). */
+__device__ __forceinline__ float convolve_pixel(const float *__restrict__ in,
+                                                const float *__restrict__ mask, int x, int y,
+                                                int width, int height, int radius, int boundary)
+{
+    int side = 2 * radius + 1;
+    float sum = 0.0f;
+    for (int dy = 0; dy < side; dy++)
+        for (int dx = 0; dx < side; dx++)
+            sum += mask[dy * side + dx] *
+                   pixel_or_boundary(in, x + dx - radius, y + dy - radius, width, height,
+                                     boundary);
+    return sum;
+}
+
+/* Stage 0: every tap of every pixel from global memory, and the mask too. */
+__global__ void conv_naive(const float *__restrict__ in, float *__restrict__ out, int width,
+                           int height, const float *__restrict__ mask, int radius, int boundary)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= width || y >= height)
+        return;
+    out[y * width + x] = convolve_pixel(in, mask, x, y, width, height, radius, boundary);
+}
+
+/* Host: the mask into constant memory (its symbol, not a pointer). */
+static void copy_mask_to_constant(const float *mask, int taps)
+{
+    CUDA_CHECK(cudaMemcpyToSymbol(mask_constant, mask, sizeof(float) * taps));
+}
+
+/* Stage 1: stage 0 with the mask in constant memory. All threads of a warp
+ * are at the same tap at once, so each mask read is one address for the
+ * whole warp: the constant cache broadcasts it. */
+__global__ void conv_constant(const float *__restrict__ in, float *__restrict__ out, int width,
+                              int height, int radius, int boundary)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= width || y >= height)
+        return;
+    out[y * width + x] =
+        convolve_pixel(in, mask_constant, x, y, width, height, radius, boundary);
+}
+
+/* The input pixels that a block's outputs read, the tile_w x tile_h pixels
+ * from (x0 - radius, y0 - radius) on, into tile (rows IMAGE_TILE_X +
+ * 2 IMAGE_MAX_RADIUS wide), the boundary condition's values where they lie
+ * outside the image. Every thread of the block takes a share. */
+__device__ void load_tile_with_halo(const float *__restrict__ in,
+                                    float (*tile)[IMAGE_TILE_X + 2 * IMAGE_MAX_RADIUS], int x0,
+                                    int y0, int tile_w, int tile_h, int width, int height,
+                                    int radius, int boundary)
+{
+    int thread = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
+    for (int i = thread; i < tile_w * tile_h; i += threads) {
+        int ty = i / tile_w, tx = i % tile_w;
+        tile[ty][tx] =
+            pixel_or_boundary(in, x0 - radius + tx, y0 - radius + ty, width, height, boundary);
+    }
+}
+
+/* Stage 2: the block's 32 x 8 outputs need (32 + 2r) x (8 + 2r) input
+ * pixels, the tile and its halo: loaded once into shared memory, then every
+ * tap of every output is read from there. */
+__global__ void conv_tile_halo(const float *__restrict__ in, float *__restrict__ out, int width,
+                               int height, int radius, int boundary)
+{
+    __shared__ float tile[IMAGE_TILE_Y + 2 * IMAGE_MAX_RADIUS][IMAGE_TILE_X + 2 * IMAGE_MAX_RADIUS];
+    int x0 = blockIdx.x * IMAGE_TILE_X, y0 = blockIdx.y * IMAGE_TILE_Y;
+    load_tile_with_halo(in, tile, x0, y0, IMAGE_TILE_X + 2 * radius, IMAGE_TILE_Y + 2 * radius,
+                        width, height, radius, boundary);
+    __syncthreads();   // every pixel of the tile stored before any is read
+    int x = x0 + threadIdx.x, y = y0 + threadIdx.y;
+    if (x >= width || y >= height)
+        return;   // after the barrier: these threads loaded their share too
+    int side = 2 * radius + 1;
+    float sum = 0.0f;
+    for (int dy = 0; dy < side; dy++)
+        for (int dx = 0; dx < side; dx++)
+            sum += mask_constant[dy * side + dx] * tile[threadIdx.y + dy][threadIdx.x + dx];
+    out[y * width + x] = sum;
+}
+
+/* Stage 3: only the block's own 32 x 8 pixels go to shared memory, one per
+ * thread; a tap outside the tile (the halo), or outside the image, is read
+ * from global memory, where the neighbouring blocks' loads have just put it
+ * into L1 and L2. */
+__global__ void conv_tile_cached_halo(const float *__restrict__ in, float *__restrict__ out,
+                                      int width, int height, int radius, int boundary)
+{
+    __shared__ float tile[IMAGE_TILE_Y][IMAGE_TILE_X];
+    int x = blockIdx.x * IMAGE_TILE_X + threadIdx.x, y = blockIdx.y * IMAGE_TILE_Y + threadIdx.y;
+    bool inside = x < width && y < height;
+    tile[threadIdx.y][threadIdx.x] = inside ? in[y * width + x] : 0.0f;
+    __syncthreads();   // the tile stored before any of it is read
+    if (!inside)
+        return;
+    int side = 2 * radius + 1;
+    float sum = 0.0f;
+    for (int dy = 0; dy < side; dy++)
+        for (int dx = 0; dx < side; dx++) {
+            int tx = (int)threadIdx.x + dx - radius, ty = (int)threadIdx.y + dy - radius;
+            int sx = x + dx - radius, sy = y + dy - radius;
+            // In the tile and in the image: the tile holds it. A tile cut by
+            // the image's edge holds 0 past it, which clamp must not see.
+            bool in_tile = tx >= 0 && tx < IMAGE_TILE_X && ty >= 0 && ty < IMAGE_TILE_Y &&
+                           sx < width && sy < height;
+            float value = in_tile ? tile[ty][tx]
+                                  : pixel_or_boundary(in, sx, sy, width, height, boundary);
+            sum += mask_constant[dy * side + dx] * value;
+        }
+    out[y * width + x] = sum;
+}
+
+/* Host: the two masks of a separable one into constant memory. */
+static void copy_separable_to_constant(const float *row, const float *column, int side)
+{
+    CUDA_CHECK(cudaMemcpyToSymbol(row_constant, row, sizeof(float) * side));
+    CUDA_CHECK(cudaMemcpyToSymbol(column_constant, column, sizeof(float) * side));
+}
+
+/* Stage 4: a separable mask costs 2 (2r + 1) taps a pixel instead of
+ * (2r + 1)^2. The block's outputs are 32 x 32 pixels (each thread four of
+ * its column); it loads their input tile with its halo, filters every row
+ * of it along x into shared memory, then each thread filters its column
+ * along y, keeping its four sums in registers, so that each value of the
+ * row pass is read once for all the outputs it feeds. */
+#define SEPARABLE_ROWS (IMAGE_TILE_Y * IMAGE_COARSEN)
+__global__ void conv_separable(const float *__restrict__ in, float *__restrict__ out, int width,
+                               int height, int radius, int boundary)
+{
+    __shared__ float tile[SEPARABLE_ROWS + 2 * IMAGE_MAX_RADIUS][IMAGE_TILE_X + 2 * IMAGE_MAX_RADIUS];
+    __shared__ float rows[SEPARABLE_ROWS + 2 * IMAGE_MAX_RADIUS][IMAGE_TILE_X];
+    int x0 = blockIdx.x * IMAGE_TILE_X, y0 = blockIdx.y * SEPARABLE_ROWS;
+    int side = 2 * radius + 1, tile_h = SEPARABLE_ROWS + 2 * radius;
+    load_tile_with_halo(in, tile, x0, y0, IMAGE_TILE_X + 2 * radius, tile_h, width, height,
+                        radius, boundary);
+    __syncthreads();   // the tile stored before the row pass reads it
+    for (int ty = threadIdx.y; ty < tile_h; ty += IMAGE_TILE_Y) {
+        float sum = 0.0f;
+        for (int dx = 0; dx < side; dx++)
+            sum += row_constant[dx] * tile[ty][threadIdx.x + dx];
+        rows[ty][threadIdx.x] = sum;
+    }
+    __syncthreads();   // the row pass stored before the column pass reads it
+    int x = x0 + threadIdx.x, first = threadIdx.y * IMAGE_COARSEN;
+    if (x >= width)
+        return;
+    float sums[IMAGE_COARSEN] = {};
+    // Row k of the row pass feeds output c with the column tap dy = k - c.
+    for (int k = 0; k < IMAGE_COARSEN + 2 * radius; k++) {
+        float value = rows[first + k][threadIdx.x];
+#pragma unroll
+        for (int c = 0; c < IMAGE_COARSEN; c++)
+            if (k - c >= 0 && k - c < side)
+                sums[c] += column_constant[k - c] * value;
+    }
+#pragma unroll
+    for (int c = 0; c < IMAGE_COARSEN; c++)
+        if (y0 + first + c < height)
+            out[(y0 + first + c) * width + x] = sums[c];
+}
+
+/* ------------------------------------------------------------- histogram */
+
+/* Stage 5: every byte one atomicAdd on its global bin. */
+__global__ void histogram_global(const unsigned char *__restrict__ data, size_t n,
+                                 unsigned int *bins)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        atomicAdd(&bins[data[i]], 1u);
+}
+
+/* Stage 6: each block counts its bytes into its own bins in shared memory,
+ * where an atomic costs a few cycles and only the block's threads contend,
+ * then adds each bin to the global one once. */
+__global__ void histogram_private(const unsigned char *__restrict__ data, size_t n,
+                                  unsigned int *bins)
+{
+    __shared__ unsigned int counts[IMAGE_BINS];
+    for (int b = threadIdx.x; b < IMAGE_BINS; b += blockDim.x)
+        counts[b] = 0;
+    __syncthreads();   // every bin cleared before any is counted
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        atomicAdd(&counts[data[i]], 1u);
+    __syncthreads();   // every byte of the block counted before any bin is merged
+    for (int b = threadIdx.x; b < IMAGE_BINS; b += blockDim.x)
+        if (counts[b] > 0)
+            atomicAdd(&bins[b], counts[b]);
+}
+
+/* Stage 7's run of equal bytes, value repeated run times: a byte equal to
+ * value extends it, any other ends it (one atomic of its length) and
+ * starts the next. */
+__device__ __forceinline__ void count_byte(unsigned int *counts, unsigned int byte,
+                                           unsigned int &value, unsigned int &run)
+{
+    if (byte == value) {
+        run++;
+    } else {
+        if (run > 0)
+            atomicAdd(&counts[value], run);
+        value = byte;
+        run = 1;
+    }
+}
+
+__device__ __forceinline__ void count_word(unsigned int *counts, unsigned int word,
+                                           unsigned int &value, unsigned int &run)
+{
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        count_byte(counts, (word >> (8 * k)) & 0xFFu, value, run);
+}
+
+__device__ __forceinline__ void count_chunk(unsigned int *counts, uint4 chunk,
+                                            unsigned int &value, unsigned int &run)
+{
+    count_word(counts, chunk.x, value, run);
+    count_word(counts, chunk.y, value, run);
+    count_word(counts, chunk.z, value, run);
+    count_word(counts, chunk.w, value, run);
+}
+
+/* Stage 7: stage 6 with 16 bytes a load (uint4, from the first 16-byte
+ * boundary on; the bytes before it and after the last whole 16 one by one)
+ * and a thread's runs of equal bytes counted in registers: on data that is
+ * all one value a thread makes one shared atomic in all, on uniform data
+ * about one per byte, as stage 6. */
+__global__ void histogram_aggregated(const unsigned char *__restrict__ data, size_t n,
+                                     unsigned int *bins)
+{
+    __shared__ unsigned int counts[IMAGE_BINS];
+    for (int b = threadIdx.x; b < IMAGE_BINS; b += blockDim.x)
+        counts[b] = 0;
+    __syncthreads();   // every bin cleared before any is counted
+    size_t thread = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    size_t threads = (size_t)gridDim.x * blockDim.x;
+    size_t head = (16 - ((uintptr_t)data & 15)) & 15;
+    head = head < n ? head : n;
+    size_t chunks = (n - head) / 16, tail = head + 16 * chunks;
+    const uint4 *chunk = (const uint4 *)(data + head);
+    unsigned int value = 0, run = 0;
+    if (thread < head)
+        count_byte(counts, data[thread], value, run);
+    // Two chunks an iteration, both loaded before either is counted: two
+    // loads of 16 bytes in flight per thread, enough to keep DRAM busy.
+    size_t c = thread;
+    for (; c + threads < chunks; c += 2 * threads) {
+        uint4 first = chunk[c], second = chunk[c + threads];
+        count_chunk(counts, first, value, run);
+        count_chunk(counts, second, value, run);
+    }
+    if (c < chunks)
+        count_chunk(counts, chunk[c], value, run);
+    if (tail + thread < n)
+        count_byte(counts, data[tail + thread], value, run);
+    if (run > 0)
+        atomicAdd(&counts[value], run);
+    __syncthreads();   // every run of the block counted before any bin is merged
+    for (int b = threadIdx.x; b < IMAGE_BINS; b += blockDim.x)
+        if (counts[b] > 0)
+            atomicAdd(&bins[b], counts[b]);
+}
