@@ -126,9 +126,9 @@ MARKS = {"fast": ("★", Style.green), "passing": ("✔", Style.green),
          "not run": ("·", Style.dim)}
 
 
-def progress_bar(done, total, width=30):
+def progress_bar(done, total, width=30, unit="stages"):
     filled = round(width * done / total) if total else 0
-    return "[" + "#" * filled + "-" * (width - filled) + f"] {done}/{total} stages"
+    return "[" + "#" * filled + "-" * (width - filled) + f"] {done}/{total} {unit}"
 
 
 def chosen_labs(args):

@@ -495,6 +495,23 @@ def time_budget_problems():
     return problems
 
 
+def junit_problems():
+    """JUnit on a made-up report: a test that did not run (no GPU) is
+    <skipped/>, not a failure; one that ran and failed is a <failure/>."""
+    import junitxml
+    tests = [{"test": "stage0_a", "status": "failed", "output": "not run: no usable GPU",
+              "skipped": "no usable GPU"},
+             {"test": "stage0_b", "status": "failed", "output": "FAILED: wrong sum"},
+             {"test": "stage0_c", "status": "passed", "output": "passed"}]
+    root = junitxml.tree({"rejected": "", "labs": [{"lab": "vector-add", "tests": tests}]}).getroot()
+    got = {case.get("name"): [child.tag for child in case] for case in root.iter("testcase")}
+    want = {"stage0_a": ["skipped"], "stage0_b": ["failure"], "stage0_c": []}
+    counts = (root.get("tests"), root.get("failures"), root.get("skipped"))
+    if got != want or counts != ("3", "1", "1"):
+        return [f"junit: {got} with tests/failures/skipped {counts}, expected {want} and 3/1/1"]
+    return []
+
+
 def report_problems(compile_error, out):
     """One grade with every report: results.json validates and shows the
     compiler's messages, JUnit parses and records the failure."""
@@ -573,6 +590,7 @@ def main():
         rows.update({r["submission"]: r for r in csv.DictReader(open(path))})
     try:
         failures = (prerequisite_problems() + sanitizer_parse_problems() + timing_check_problems()
+                    + junit_problems()
                     + time_budget_problems()
                     + sandbox_problems(base) + library_view_problems(base) + include_view_problems()
                     + hidden_leak_problems()
