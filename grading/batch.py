@@ -98,9 +98,10 @@ def batch(args):
     for t in threads:
         t.join()
     sys.stderr.write("\n")
-    gradejob.write_csv(rows, args.csv)
+    page = gradejob.write_results(rows, args.csv, rows_dir)
     where = f"on {gpus} GPU(s)" if gpus_listed() else "without a GPU (build status only)"
-    print(f"{len(rows)} submissions graded {where}: {args.csv} (logs in {rows_dir})")
+    print(f"{len(rows)} submissions graded {where}: {args.csv}, the class at a glance in {page} "
+          f"(logs in {rows_dir})")
     return 1 if ungraded(rows) else 0
 
 

@@ -186,9 +186,10 @@ def run(args, paths, extra):
     sys.stderr.write("\n")
     rows = [gradejob.collect(p, rows_dir, lambda i=i, p=p: why_failed(job, i, p, rows_dir, stopped))
             for i, p in enumerate(paths)]
-    gradejob.write_csv(rows, args.csv)
+    page = gradejob.write_results(rows, args.csv, rows_dir)
     failed = sum(r["rejected"].startswith(reports.FAILED) for r in rows)
-    print(f"{len(rows)} submissions graded on Slurm (job {job}): {args.csv} (logs in {rows_dir})"
+    print(f"{len(rows)} submissions graded on Slurm (job {job}): {args.csv}, the class at a glance in "
+          f"{page} (logs in {rows_dir})"
           + (f"; {failed} without a report (error rows)" if failed else ""))
     return 1 if failed else 0
 

@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import csv
 import glob
+import html.parser
 import io
 import json
 import os
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.parse
 import xml.etree.ElementTree as ET
 import zipfile
 
@@ -512,6 +514,88 @@ def junit_problems():
     return []
 
 
+class PageElements(html.parser.HTMLParser):
+    """The class page's figures and rows: every element's attributes by its class."""
+    def __init__(self):
+        super().__init__()
+        self.by_class = {}
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for name in (attrs.get("class") or "").split():
+            self.by_class.setdefault(name, []).append(attrs)
+        if attrs.get("id"):
+            self.by_class.setdefault("#" + attrs["id"], []).append(attrs)
+
+
+def headless(browser, *argv, timeout=90):
+    """Chromium without a window, a sandbox of its own (none as root) or a profile in $HOME."""
+    profile = tempfile.mkdtemp(prefix="wb-chromium-")
+    try:
+        return subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                               f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+                               "--hide-scrollbars", *argv], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, errors="replace", timeout=timeout)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def class_page_problems(csv_path, artifact):
+    """The class page that the batch wrote beside its CSV (classpage.py),
+    opened in headless Chromium: it renders without a console message, its
+    score histograms hold the CSV's numbers (counted here from the CSV's
+    per_lab cells), it has one row and working report links per
+    submission, and says so when the GPU tests did not run; its screenshot
+    is kept as artifact (the build's meson-logs, WB_ARTIFACTS)."""
+    page = os.path.splitext(csv_path)[0] + ".html"
+    if not os.path.exists(page):
+        return [f"class page: the batch wrote no {page}"]
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        print("class page: skipped, Chromium is not installed here (Debian's package chromium; "
+              "tests/run installs it): the page was not rendered")
+        return []
+    url = "file://" + urllib.parse.quote(os.path.abspath(page))
+    dom = headless(browser, "--dump-dom", url)
+    problems = [f"class page: console: {line.strip()[:200]}"
+                for line in dom.stderr.splitlines() if "CONSOLE" in line]
+    if "The class at a glance" not in dom.stdout:
+        return problems + [f"class page: Chromium rendered no page (exit {dom.returncode}): "
+                           f"{dom.stderr[-300:]}"]
+    parsed = PageElements()
+    parsed.feed(dom.stdout)
+    rows = list(csv.DictReader(open(csv_path)))
+    expected = {}
+    for row in rows:
+        for cell in filter(None, row["per_lab"].split(";")):
+            lab, points = cell.split("=", 1)
+            score, max_score = (float(x) for x in points.split("(")[0].split("/"))
+            if max_score > 0:
+                expected.setdefault((lab, min(9, int(10 * score / max_score))), 0)
+                expected[(lab, min(9, int(10 * score / max_score)))] += 1
+    shown = {(b["data-lab"], int(b["data-bin"])): int(b["data-count"])
+             for b in parsed.by_class.get("bin", []) if b["data-count"] != "0"}
+    if shown != expected:
+        problems.append(f"class page: histogram {shown} != the CSV's {expected}")
+    listed = {r["data-submission"]: r["data-score"] for r in parsed.by_class.get("submission", [])}
+    if listed != {r["submission"]: r["score"] for r in rows}:
+        problems.append(f"class page: submissions and scores {listed} != the CSV's")
+    links = [a["href"] for a in parsed.by_class.get("report", [])]
+    broken = [h for h in links if not os.path.exists(os.path.join(os.path.dirname(page),
+                                                                  urllib.parse.unquote(h)))]
+    if len(links) < len(rows) or broken:
+        problems.append(f"class page: {len(links)} report links for {len(rows)} rows, broken: {broken[:3]}")
+    no_gpu = not any(r["gpu_ran"] == "True" for r in rows)
+    if no_gpu != bool(parsed.by_class.get("#no-gpu")):
+        problems.append(f"class page: the note that GPU tests did not run is {'missing' if no_gpu else 'wrong'}")
+    shot = headless(browser, f"--screenshot={artifact}", "--window-size=1280,2400", url)
+    if not (os.path.exists(artifact) and os.path.getsize(artifact) > 0):
+        problems.append(f"class page: no screenshot (exit {shot.returncode}): {shot.stderr[-300:]}")
+    else:
+        print(f"class page: rendered, figures match the CSV; screenshot {artifact}")
+    return problems
+
+
 def report_problems(compile_error, out):
     """One grade with every report: results.json validates and shows the
     compiler's messages, JUnit parses and records the failure."""
@@ -632,6 +716,10 @@ def main():
                             + " | ".join(o[:60] for o in outputs))
     if "compile-error" in expected:
         failures += report_problems(os.path.join(subs, "compile-error"), out)
+    artifacts = os.environ.get("WB_ARTIFACTS", out)
+    os.makedirs(artifacts, exist_ok=True)
+    failures += class_page_problems(os.path.join(out, "grades.csv"),
+                                    os.path.join(artifacts, f"class-page-{args.side}.png"))
     if not args.out:
         shutil.rmtree(base, ignore_errors=True)
     if failures:
