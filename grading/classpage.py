@@ -61,17 +61,18 @@ def histogram(lab, fractions):
     counts = bin_counts(fractions)
     width, height, bar = 260, 120, 24
     tallest = max(counts) or 1
-    parts = [f'<svg width="{width}" height="{height + 30}" role="img" aria-label="{esc(lab)} scores">']
+    top = 14   # room for the count above the tallest bar
+    parts = [f'<svg width="{width}" height="{top + height + 20}" role="img" aria-label="{esc(lab)} scores">']
     for i, count in enumerate(counts):
         h = round(height * count / tallest)
         x = 10 + i * (bar + 1)
         parts.append(f'<rect class="bin" data-lab="{esc(lab)}" data-bin="{i}" data-count="{count}" '
-                     f'x="{x}" y="{height - h}" width="{bar}" height="{h}">'
+                     f'x="{x}" y="{top + height - h}" width="{bar}" height="{h}">'
                      f'<title>{i * 10}-{i * 10 + 10}%: {count}</title></rect>')
         if count:
-            parts.append(f'<text x="{x + bar / 2}" y="{height - h - 2}" text-anchor="middle">{count}</text>')
-    parts.append(f'<text x="10" y="{height + 14}">0%</text>'
-                 f'<text x="{10 + BINS * (bar + 1)}" y="{height + 14}" text-anchor="end">100%</text></svg>')
+            parts.append(f'<text x="{x + bar / 2}" y="{top + height - h - 2}" text-anchor="middle">{count}</text>')
+    parts.append(f'<text x="10" y="{top + height + 14}">0%</text>'
+                 f'<text x="{10 + BINS * (bar + 1)}" y="{top + height + 14}" text-anchor="end">100%</text></svg>')
     return f"<figure><figcaption>{esc(lab)} ({len(fractions)})</figcaption>{''.join(parts)}</figure>"
 
 
@@ -86,9 +87,9 @@ def speed_chart(lab, speeds):
         parts.append(f'<rect class="speed" data-lab="{esc(lab)}" data-submission="{esc(name)}" '
                      f'data-speed="{speed:.4f}" x="{10 + i * (bar + 2)}" y="{height - h}" width="{bar}" '
                      f'height="{h}"><title>{esc(name)}: {100 * speed:.0f}% of the reference</title></rect>')
-    y = height - round(height / top)
-    parts.append(f'<line class="reference" x1="0" x2="{20 + len(speeds) * (bar + 2)}" y1="{y}" y2="{y}"/>'
-                 f'<text x="2" y="{y - 2}">reference</text></svg>')
+    y, right = height - round(height / top), 20 + len(speeds) * (bar + 2)
+    parts.append(f'<line class="reference" x1="0" x2="{right}" y1="{y}" y2="{y}"/>'
+                 f'<text x="{right}" y="{y - 3}" text-anchor="end">reference (100%)</text></svg>')
     return f"<figure><figcaption>{esc(lab)}</figcaption>{''.join(parts)}</figure>"
 
 

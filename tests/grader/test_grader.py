@@ -591,8 +591,43 @@ def class_page_problems(csv_path, artifact):
     shot = headless(browser, f"--screenshot={artifact}", "--window-size=1280,2400", url)
     if not (os.path.exists(artifact) and os.path.getsize(artifact) > 0):
         problems.append(f"class page: no screenshot (exit {shot.returncode}): {shot.stderr[-300:]}")
-    else:
-        print(f"class page: rendered, figures match the CSV; screenshot {artifact}")
+    print(f"class page: {'rendered, figures match the CSV' if not problems else 'WRONG'}; "
+          f"screenshot {artifact}")
+    return problems
+
+
+def phases_problems():
+    """What a grade says as it goes (phases.py), on made-up runs: a line per
+    phase with the elapsed time, the phase times in the lab's result, and
+    what a grade stopped in its second lab had done."""
+    import phases
+    said = io.StringIO()
+    p = phases.Phases(["vector-add", "sync-up", "atomics"], stream=said)
+    result = {"build": "ok", "score": 2.0, "max_score": 3.0}
+    p.begin_lab("vector-add")
+    p.expect_tests("vector-add", 2)
+    p.built("vector-add", "ok", 3.0)
+    p.test_done("vector-add", "stage0_sizes", {"seconds": 1.0, "judge_seconds": 0.5, "status": "passed"})
+    p.before_test("vector-add", "timing_2e26")
+    p.test_done("vector-add", "timing_2e26", {"seconds": 2.0, "judge_seconds": 1.0, "status": "failed"})
+    p.end_lab("vector-add", result)
+    p.begin_lab("sync-up")
+    p.expect_tests("sync-up", 5)
+    p.built("sync-up", "ok", 4.0)
+    p.test_done("sync-up", "stage0_x", {"seconds": 1.0, "judge_seconds": 0.5, "status": "passed"})
+    lines = said.getvalue().splitlines()
+    done = p.what_was_done()
+    problems = []
+    for want in ("vector-add: build ok (3.0 s)", "vector-add: tests 1/1 passed (1.0 s)",
+                 "vector-add: judge (0.5 s)", "vector-add: timing (3.0 s)", "vector-add: done: 2/3 points"):
+        if not any(line.startswith("[") and line.endswith(want) for line in lines):
+            problems.append(f"phases: no line '{want}' in {lines}")
+    if result.get("phases") != {"build": 3.0, "tests": 1.0, "judge": 0.5, "timing": 3.0}:
+        problems.append(f"phases: the lab's times are {result.get('phases')}")
+    for want in ("vector-add: build ok (3.0 s)", "sync-up: build ok (4.0 s), stopped after 1 of its 5 tests",
+                 "not started: atomics"):
+        if want not in done:
+            problems.append(f"phases: a stopped grade's summary lacks '{want}': {done}")
     return problems
 
 
@@ -674,7 +709,7 @@ def main():
         rows.update({r["submission"]: r for r in csv.DictReader(open(path))})
     try:
         failures = (prerequisite_problems() + sanitizer_parse_problems() + timing_check_problems()
-                    + junit_problems()
+                    + junit_problems() + phases_problems()
                     + time_budget_problems()
                     + sandbox_problems(base) + library_view_problems(base) + include_view_problems()
                     + hidden_leak_problems()
