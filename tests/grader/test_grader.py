@@ -75,7 +75,9 @@ def make_submissions(base, gpu):
     # The whole student copy (workbook release) zipped with lab 00 solved:
     # its grading/skeletons/ and other files are ignored, lab 00 is graded.
     copy = os.path.join(base, "..", "student-copy")
-    subprocess.run(WORKBOOK + ["release", "--out", copy], stdout=subprocess.DEVNULL, check=True)
+    # From the files as they are: any checkout (a copy without .git too) makes one.
+    subprocess.run(WORKBOOK + ["release", "--from-working-tree", "--out", copy], stdout=subprocess.DEVNULL,
+                   check=True)
     with zipfile.ZipFile(os.path.join(base, "whole-student-copy.zip"), "w") as z:
         for top, _, names in os.walk(copy):
             for name in names:

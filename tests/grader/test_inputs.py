@@ -318,7 +318,8 @@ def whole_copy_problems(base):
     two different copies of a lab refuse the submission, identical ones do
     not."""
     copy = os.path.join(base, "student-copy")
-    subprocess.run([os.path.join(ROOT, "grading", "workbook"), "release", "--out", copy],
+    # From the files as they are: any checkout (a copy without .git too) makes one.
+    subprocess.run([os.path.join(ROOT, "grading", "workbook"), "release", "--from-working-tree", "--out", copy],
                    stdout=subprocess.DEVNULL, check=True)
     solved = open(os.path.join(ROOT, "solutions", LAB, "kernels.cu"), "rb").read()
     folders = sorted(f for f in os.listdir(os.path.join(copy, "labs")) if f[:2].isdigit())
