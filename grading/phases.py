@@ -41,9 +41,10 @@ class Phases:
         if not self.tty or self.current is None:
             return
         done = len([n for n in self.names if n in self.said and n != self.current])
-        ran, count, _ = self.tests.get(self.current, (0, 0, 0))
+        ran, count, _ = self.tests[self.current]
+        doing = f"tests {ran}/{count}" if "build" in self.times[self.current] else "building"
         bar = progress_bar(done, len(self.names), width=20, unit="labs")
-        self.stream.write(f"\r\033[K{bar}  {self.current}: tests {ran}/{count}")
+        self.stream.write(f"\r\033[K{bar}  {self.current}: {doing}")
         self.stream.flush()
 
     # ---------------------------------------------------------- phases
@@ -98,6 +99,7 @@ class Phases:
             if phase in times:
                 self.say(lab, f"{phase} ({times[phase]:.1f} s)")
         result["phases"] = {phase: round(s, 1) for phase, s in times.items()}
+        self.current = None   # the bar counts it as done
         self.say(lab, f"done: {result['score']:g}/{result['max_score']:g} points")
 
     # ----------------------------------------------------------- stopped
