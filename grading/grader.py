@@ -161,13 +161,15 @@ def grade_submission(args, phases):
     spent = {"tests_s": 0.0}
     with trees.Workspace(keep=args.keep) as ws:
         ws.configure(selected)
-        phases.say("grade", f"the trusted tree of {len(selected)} lab(s) configured")
+        configure_s = time.monotonic() - start
+        phases.say("grade", f"the trusted tree of {len(selected)} lab(s) configured ({configure_s:.1f} s)")
         results = [grade_lab(ws, folder, name, student_source(folder, files, notes), defaults,
                              lab_rubrics.get(name, {}), args, seed, notes, spent, phases)
                    for folder, name in selected]
     report = reports.make(results, time.monotonic() - start, args.submission or "labs/",
                           notes.get("_ignored", []), sandbox.note())
     report["seed"] = seed
+    report["configure_s"] = round(configure_s, 1)   # each lab's phases are in its entry
     return report
 
 
