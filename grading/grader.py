@@ -195,8 +195,7 @@ def grade(args):
     def stop(number, frame):
         stopped.append(signal.Signals(number).name)
         sys.exit(f"stopped by {stopped[0]}")
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    handlers = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
     # Whatever goes wrong, every report asked for is written and says so.
     try:
         report = grade_submission(args, phases)
@@ -208,6 +207,9 @@ def grade(args):
     except Exception as e:
         traceback.print_exc()
         report = reports.failed(f"{type(e).__name__}: {e}", args.submission or "labs/")
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
     phases.finish()
     reports.print_scoreboard(report)
     reports.write_all(report, args)
