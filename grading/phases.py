@@ -25,7 +25,7 @@ class Phases:
         self.tty = stream.isatty()
         self.times = {}       # lab: {phase: seconds}
         self.said = {}        # lab: ["build ok 3.1 s", ...], what the lines said
-        self.tests = {}       # lab: [tests done, tests in all, tests passed]
+        self.tests = {}       # lab: [tests done, tests in all, passed, did not run]
         self.current = None   # the lab being graded
 
     # ------------------------------------------------------------ output
@@ -41,7 +41,7 @@ class Phases:
         if not self.tty or self.current is None:
             return
         done = len([n for n in self.names if n in self.said and n != self.current])
-        ran, count, _ = self.tests[self.current]
+        ran, count = self.tests[self.current][:2]
         doing = f"tests {ran}/{count}" if "build" in self.times[self.current] else "building"
         bar = progress_bar(done, len(self.names), width=20, unit="labs")
         self.stream.write(f"\r\033[K{bar}  {self.current}: {doing}")
@@ -51,7 +51,7 @@ class Phases:
     def begin_lab(self, lab):
         self.current = lab
         self.times[lab] = {}
-        self.tests[lab] = [0, 0, 0]
+        self.tests[lab] = [0, 0, 0, 0]
         self.draw()
 
     def expect_tests(self, lab, count):
@@ -75,6 +75,7 @@ class Phases:
         counts = self.tests[lab]
         counts[0] += 1
         counts[2] += got is not None and got["status"] == "passed"
+        counts[3] += got is None or got["status"] == "skipped"
         self.draw()
 
     def before_test(self, lab, test):
@@ -85,9 +86,10 @@ class Phases:
     def stage_tests_said(self, lab):
         if any(line.startswith("tests ") for line in self.said.get(lab, [])):
             return
-        ran, _, passed = self.tests[lab]   # the stage tests, before any timing test
+        ran, _, passed, not_run = self.tests[lab]   # the stage tests, before any timing test
         times = self.times[lab]
-        self.say(lab, f"tests {passed}/{ran} passed ({times.get('tests', 0):.1f} s)")
+        self.say(lab, f"tests {passed}/{ran} passed" + (f", {not_run} did not run" if not_run else "")
+                 + f" ({times.get('tests', 0):.1f} s)")
         self.say(lab, f"judge ({times.get('judge', 0):.1f} s)")
 
     def end_lab(self, lab, result):
@@ -111,7 +113,7 @@ class Phases:
             if lab not in self.times:
                 continue
             said = [s for s in self.said.get(lab, []) if not s.startswith("done")]
-            ran, count, _ = self.tests[lab]
+            ran, count = self.tests[lab][:2]
             if any(s.startswith("done") for s in self.said.get(lab, [])):
                 where = []
             elif "build" not in self.times[lab]:
