@@ -10,6 +10,8 @@ import tempfile
 import threading
 
 import gradejob
+import labs
+import reports
 import slurm
 
 
@@ -29,13 +31,29 @@ def gpu_count():
     return max(1, gpus_listed())
 
 
+EXIT_STATUSES = """exit status: 0 every submission graded, whatever the scores; 1 the grader could
+not grade some of them (their CSV rows say why, and the CSV and the class page
+are still written); 2 a mistake in the command line (no such folder, an
+empty one, an unknown lab): nothing is graded."""
+
+
+def usage_error(message):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def submissions_in(folder):
     if not os.path.isdir(folder):
-        sys.exit(f"error: {folder} is not a folder of submissions")
+        usage_error(f"{folder} is not a folder of submissions")
     names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
     if not names:
-        sys.exit(f"error: no submissions in {folder}")
+        usage_error(f"no submissions in {folder}")
     return [os.path.join(folder, n) for n in names]
+
+
+def ungraded(rows):
+    """How many rows are of submissions the grader could not grade."""
+    return sum(r["rejected"].startswith(reports.FAILED) for r in rows)
 
 
 def grade_options(args):
@@ -45,6 +63,10 @@ def grade_options(args):
 
 
 def batch(args):
+    unknown = [name for name in args.lab or [] if labs.find_lab(name) is None]
+    if unknown:
+        usage_error(f"unknown lab {', '.join(unknown)}; the labs are: "
+                    + ", ".join(name for _, name in labs.all_labs()))
     paths = submissions_in(args.folder)
     if args.slurm:
         return slurm.run(args, paths, grade_options(args))
@@ -76,14 +98,19 @@ def batch(args):
     for t in threads:
         t.join()
     sys.stderr.write("\n")
-    gradejob.write_csv(rows, args.csv)
+    page = gradejob.write_results(rows, args.csv, rows_dir)
     where = f"on {gpus} GPU(s)" if gpus_listed() else "without a GPU (build status only)"
-    print(f"{len(rows)} submissions graded {where}: {args.csv} (logs in {rows_dir})")
-    return 0
+    print(f"{len(rows)} submissions graded {where}: {args.csv}, the class at a glance in {page} "
+          f"(logs in {rows_dir})")
+    return 1 if ungraded(rows) else 0
 
 
 def add_commands(sub):
-    b = sub.add_parser("batch", help="grade a folder of submissions, one per GPU at a time, into a CSV")
+    b = sub.add_parser("batch", help="grade a folder of submissions, one per GPU at a time, into a CSV",
+                       description="Grades every entry of a folder (a directory, .zip or .tar.gz) "
+                       "as one submission, each in its own `grade` process; writes the CSV and, "
+                       "beside it, the class page (the CSV's name with .html).",
+                       epilog=EXIT_STATUSES)
     b.add_argument("folder", help="folder whose entries (directories, .zip, .tar.gz) are submissions")
     b.add_argument("--csv", default="grades.csv", help="the CSV to write (default grades.csv)")
     b.add_argument("--gpus", type=int, help="how many GPUs to use (default: all, via nvidia-smi)")

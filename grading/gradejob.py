@@ -1,13 +1,15 @@
 """One submission graded in its own `workbook grade` process, and its row
-of the batch's CSV: what a local batch (batch.py) and a Slurm task
-(slurm.py) both do."""
+of the batch's CSV, and the batch's CSV and class page: what a local batch
+(batch.py) and a Slurm batch (slurm.py) both do."""
 import csv
 import json
 import os
 import subprocess
 import sys
 
+import classpage
 import reports
+from progress import progress_bar
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -46,16 +48,17 @@ def collect(path, rows_dir, why):
     return reports.csv_row(report)
 
 
-def write_csv(rows, path):
+def write_results(rows, path, rows_dir):
+    """The batch's CSV at path and the class page beside it (classpage.py);
+    returns the page's path."""
     rows.sort(key=lambda r: r["submission"])
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=reports.CSV_FIELDS)
         w.writeheader()
         w.writerows(rows)
+    return classpage.write(rows, rows_dir, path)
 
 
 def progress(done, total):
-    width = 30
-    filled = width * done // total
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+    sys.stderr.write("\r" + progress_bar(done, total, unit="submissions"))
     sys.stderr.flush()

@@ -16,8 +16,10 @@ import devicecode
 import judge
 import labs
 import reports
+from phases import Phases
 import rubric
 import sandbox
+import sanitizing
 import submission
 import trees
 
@@ -39,39 +41,13 @@ def student_source(folder, files, notes):
     return data
 
 
-def sanitize(binary, reference_bin, t, lim, seed, data_dirs, source, tools, stuck):
-    """compute-sanitizer's findings on one passing test, tool by tool, with
-    the student's binary in its sandbox (record mode, judged as usual). A
-    tool that ran out of time on an earlier test of the lab (stuck, a set
-    this adds to) is not run again: it counts as a finding, as it did
-    there, so that code that hangs under a tool costs one limit per lab,
-    not one per test."""
-    findings = []
-    for tool in tools:
-        if tool in stuck:
-            findings.append(f"{tool}: not run, it did not finish on an earlier test of this lab")
-            continue
-        # Ten times the time, for the process and for each test's own
-        # .timeout (WB_TIMEOUT_SCALE, common/wb_test.c).
-        wrapped = dict(lim, wall_s=lim["wall_s"] * 10, cpu_s=lim["cpu_s"] * 10,
-                       env={"WB_TIMEOUT_SCALE": "10"},
-                       wrapper=labs.sanitizer_command(tool)
-                       + (["--racecheck-report", "hazard"] if tool == "racecheck" else []))
-        run = judge.run_test(binary, reference_bin, t["suite"], t["test"], wrapped, seed,
-                             data_dirs, source)
-        lines = labs.sanitizer_findings(run["output"])
-        if run["timed_out"]:
-            stuck.add(tool)
-            findings.append(f"{tool}: did not finish within {wrapped['wall_s']} s")
-        elif lines:
-            findings.append(f"{tool}: " + " / ".join(lines[:3]))
-    return findings
-
-
-def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes, spent):
+def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes, spent, phases):
     """One lab's result. spent: {"tests_s": seconds} that the submission's
     test runs and their judging took so far, over all its labs (the
-    rubric's submission_wall_s), updated here."""
+    rubric's submission_wall_s), updated here. phases (phases.Phases) says
+    how far it is and times each phase."""
+    began = time.monotonic()
+    phases.begin_lab(name)
     result = {"lab": name, "folder": folder, "build": "ok", "message": notes.get(folder, ""),
               "tests": [], "score": 0.0, "max_score": 0.0, "gpu_ran": True, "perf": None,
               "launches": 0}
@@ -93,33 +69,40 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
     if perf:
         result["max_score"] += float(perf["points"])
     result["max_score"] += sum(t["max_score"] for t in result["tests"])
+    phases.expect_tests(name, len(result["tests"]))
 
     # Without compute-sanitizer, --sanitize checks nothing, says so and costs nothing.
-    sanitizing = args.sanitize and shutil.which("compute-sanitizer")
-    if args.sanitize and not sanitizing:
+    sanitize = args.sanitize and shutil.which("compute-sanitizer")
+    if args.sanitize and not sanitize:
         result["message"] = "; ".join(filter(None, [result["message"], "compute-sanitizer is not "
                                                     "installed here: --sanitize checked nothing"]))
     build, message, binaries = trees.build_student(ws, folder, name, source, hidden)
     if build != "ok":
+        phases.built(name, build, time.monotonic() - began)
         result.update(build=build, message=message, gpu_ran=False)   # no test ran at all
         for t in result["tests"]:
             t["output"] = "not run: the lab " + message if build == "failed" else "not run: " + message
+        phases.end_lab(name, result)
         return result
 
     _, reference_obj = ws.kernels_command(folder, name, side="reference")
     result["kernels"] = devicecode.lab_kernels(binaries["object"], os.path.join(ws.build, reference_obj),
                                                os.path.join(ws.src, "labs", folder, "given.cuh"))
+    phases.built(name, build, time.monotonic() - began)
     timings, timeouts, stuck_tools = {}, {}, set()
     for t in result["tests"]:
         skip = rubric.not_run_reason(defaults, t["test"], timeouts, spent["tests_s"])
+        phases.before_test(name, t["test"])
         if skip:
             t.update(status="failed", output=skip)
+            phases.test_done(name, t["test"])
             continue
         lim = rubric.limits_for(defaults, t["test"])
         binary = binaries["hidden" if t["visibility"] != "visible" else "visible"]
         got = judge.run_test(binary, reference_bin, t["suite"], t["test"], lim, seed,
                              ws.data_dirs(folder), ws.rule_source(folder))
         spent["tests_s"] += got["seconds"] + got["judge_seconds"]
+        phases.test_done(name, t["test"], got)
         if got["timed_out"]:
             stage = rubric.stage_of(t["test"])
             timeouts[stage] = timeouts.get(stage, 0) + 1
@@ -127,19 +110,19 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
             # The judge skipped the test: without a usable GPU, or a test of
             # the lab skipped itself (its reason says why).
             result["gpu_ran"] = result["gpu_ran"] and "GPU test skipped" not in got["reason"]
-            t.update(status="failed", output="not run: " + got["reason"])
+            t.update(status="failed", output="not run: " + got["reason"], skipped=got["reason"])
             continue
         t["seconds"] = got["seconds"]
         result["launches"] += got["launches"]
         text = "passed" if got["status"] == "passed" else f"FAILED: {got['reason']}"
         if got["status"] == "passed":
             t.update(status="passed", score=t["max_score"])
-            if sanitizing and not t["test"].startswith("timing_"):   # timing tests repeat stage work
-                findings = t["sanitizer"] = sanitize(binary, reference_bin, t, lim, seed,
-                                                     ws.data_dirs(folder),
-                                                     ws.rule_source(folder),
-                                                     rubric.sanitizer_tools(lab_rubric, t["test"]),
-                                                     stuck_tools)
+            if sanitize and not t["test"].startswith("timing_"):   # timing tests repeat stage work
+                sanitize_began = time.monotonic()
+                findings = t["sanitizer"] = sanitizing.sanitize(
+                    binary, reference_bin, t, lim, seed, ws.data_dirs(folder), ws.rule_source(folder),
+                    rubric.sanitizer_tools(lab_rubric, t["test"]), stuck_tools)
+                phases.add(name, "sanitize", time.monotonic() - sanitize_began)
                 if findings:
                     text += "\nsanitizer: " + "; ".join(findings)
                     t["score"] = max(0.0, t["score"] * (1 - defaults["sanitize_penalty"] * len(findings)))
@@ -155,20 +138,14 @@ def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes,
     if perf:
         result["perf"] = rubric.score_performance(perf, result["tests"], timings)
     result["score"] = sum(t["score"] for t in result["tests"]) + (result["perf"] or {}).get("score", 0.0)
+    phases.end_lab(name, result)
     return result
 
 
 # ------------------------------------------------------------ submission
-def grade_submission(args):
+def grade_submission(args, phases):
     """Grades one submission; returns the report dict (reports.py)."""
-    selected = labs.all_labs()
-    if args.lab:
-        found = [labs.find_lab(n) for n in args.lab]
-        unknown = [n for n, lab in zip(args.lab, found) if lab is None]
-        if unknown:
-            sys.exit(f"error: unknown lab(s): {', '.join(unknown)}; the labs are: "
-                     + ", ".join(n for _, n in selected))
-        selected = found
+    selected = [labs.find_lab(n) for n in args.lab] if args.lab else labs.all_labs()
     defaults, lab_rubrics = rubric.load(args.rubric)
     seed = args.seed or str(secrets.randbits(63))
     start = time.monotonic()
@@ -184,32 +161,59 @@ def grade_submission(args):
     spent = {"tests_s": 0.0}
     with trees.Workspace(keep=args.keep) as ws:
         ws.configure(selected)
+        configure_s = time.monotonic() - start
+        phases.say("grade", f"the trusted tree of {len(selected)} lab(s) configured ({configure_s:.1f} s)")
         results = [grade_lab(ws, folder, name, student_source(folder, files, notes), defaults,
-                             lab_rubrics.get(name, {}), args, seed, notes, spent)
+                             lab_rubrics.get(name, {}), args, seed, notes, spent, phases)
                    for folder, name in selected]
     report = reports.make(results, time.monotonic() - start, args.submission or "labs/",
                           notes.get("_ignored", []), sandbox.note())
     report["seed"] = seed
+    report["configure_s"] = round(configure_s, 1)   # each lab's phases are in its entry
     return report
 
 
+EXIT_STATUSES = """exit status: 0 graded, whatever the score (a rejected submission is graded: 0
+points, and says why); 1 the grader could not grade (the instructor's tree does
+not build, the rubric does not load, the grade was stopped, the grader raised):
+every report asked for is still written and says so; 2 a mistake in the command
+line (an unknown lab, an unknown option): nothing is graded."""
+
+
 def grade(args):
+    unknown = [name for name in args.lab or [] if labs.find_lab(name) is None]
+    if unknown:
+        print(f"error: unknown lab {', '.join(unknown)}; the labs are: "
+              + ", ".join(name for _, name in labs.all_labs()), file=sys.stderr)
+        return 2
+    phases = Phases([name for _, name in (map(labs.find_lab, args.lab) if args.lab else labs.all_labs())])
     # Stopped by a batch, Slurm or Ctrl-C: leave through the normal exits, so
-    # that the workspace is removed and every report is still written.
-    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit("stopped by SIGTERM"))
+    # that the workspace is removed and every report is still written, with
+    # what was done before.
+    stopped = []
+
+    def stop(number, frame):
+        stopped.append(signal.Signals(number).name)
+        sys.exit(f"stopped by {stopped[0]}")
+    handlers = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
     # Whatever goes wrong, every report asked for is written and says so.
     try:
-        report = grade_submission(args)
-    except SystemExit as e:   # a sys.exit with a message (the instructor's tree, the options)
-        report = reports.failed(e.code, args.submission or "labs/")
+        report = grade_submission(args, phases)
+    except SystemExit as e:   # a sys.exit with a message (the instructor's tree, a signal)
+        done = f"; done before it stopped: {phases.what_was_done()}" if stopped else ""
+        report = reports.failed(f"{e.code}{done}", args.submission or "labs/")
     except rubric.RubricError as e:
         report = reports.failed(f"error: {e}", args.submission or "labs/")
     except Exception as e:
         traceback.print_exc()
         report = reports.failed(f"{type(e).__name__}: {e}", args.submission or "labs/")
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
+    phases.finish()
     reports.print_scoreboard(report)
     reports.write_all(report, args)
-    return 0 if report["score"] >= report["max_score"] and not report.get("rejected") else 1
+    return 1 if report["rejected"].startswith(reports.FAILED) else 0
 
 
 def add_grade_options(g):
@@ -229,7 +233,10 @@ def add_grade_options(g):
 
 
 def add_commands(sub):
-    g = sub.add_parser("grade", help="build and test the student files (default: this checkout's labs/)")
+    g = sub.add_parser("grade", help="build and test the student files (default: this checkout's labs/)",
+                       description="Grades one submission (default: this checkout's labs/); says "
+                       "on stderr what it has done as it goes (one line per lab and phase).",
+                       epilog=EXIT_STATUSES)
     add_grade_options(g)
     g.set_defaults(func=grade)
     import batch

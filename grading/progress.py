@@ -158,9 +158,9 @@ STATE_WIDTH = max(len(s) for s in MARKS)
 TITLE_WIDTH = 46   # the longest titles: on a wider terminal the state stays near its title
 
 
-def progress_bar(done, total, width=30):
+def progress_bar(done, total, width=30, unit="stages"):
     filled = round(width * done / total) if total else 0
-    return "[" + "#" * filled + "-" * (width - filled) + f"] {done}/{total} stages"
+    return "[" + "#" * filled + "-" * (width - filled) + f"] {done}/{total} {unit}"
 
 
 def chosen_labs(args):

@@ -12,10 +12,12 @@ import os
 import re
 import shutil
 import sys
-import tarfile
 import tempfile
 
 import labs
+import releasesource
+import releasetarget
+from releasetarget import UsageError
 import rubric
 
 # What the copy holds, relative to the repository root.
@@ -28,14 +30,19 @@ COPIED = ("meson.build", "meson_options.txt", "common", "labs", "handouts",
 # describes solutions/ and the repository tests), and the book's answers
 # (its line in the book's contents goes too).
 LEFT_OUT = ("labs/README.md", "handouts/answers.md")
-STUDENT_README = os.path.join(labs.ROOT, "grading", "student-README.md")
-IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*~", ".*.swp", "build", "build-*")
+STUDENT_README = "grading/student-README.md"   # the copy's README.md
 # A Criterion test's name: Test(suite, name, ...) or ParameterizedTest(param, suite, name, ...).
 TEST_NAME = re.compile(r"^[ \t]*(?:Test\s*\(\s*\w+|ParameterizedTest\s*\([^,]*,\s*\w+)\s*,\s*(\w+)", re.M)
 
 
 class ReleaseError(Exception):
     """A release that cannot be made as asked; the message says why."""
+
+
+EXIT_STATUSES = """exit status: 0 the copy was written; 1 it could not be made (a lab's kernels.cu
+differs from the committed skeleton, the copy would hold an answer or a hidden
+test, a file could not be written): nothing was written; 2 a mistake in the
+command line (no --out or --tarball, a folder that is not empty, ...)."""
 
 
 # --------------------------------------------------------------- hidden
@@ -87,19 +94,18 @@ def leaks(out, names):
 
 
 # ------------------------------------------------------------------ copy
-def make_copy(out, rubric_path):
-    """Writes the student copy into the empty folder `out`; returns the hidden tests left out."""
+def make_copy(out, rubric_path, root=labs.ROOT, from_working_tree=False):
+    """Writes the student copy of the checkout root into the empty folder
+    `out`; returns (the hidden tests left out, notes on what it was made from)."""
     hidden = hidden_tests(rubric_path)
-    for rel in COPIED:
-        source = os.path.join(labs.ROOT, rel)
-        target = os.path.join(out, rel)
-        if not os.path.exists(source):
-            raise ReleaseError(f"{rel} is missing from {labs.ROOT}: is this a complete checkout?")
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        if os.path.isdir(source):
-            shutil.copytree(source, target, ignore=IGNORED)
-        else:
-            shutil.copy2(source, target)
+    missing = [rel for rel in COPIED + (STUDENT_README,) if not os.path.exists(os.path.join(root, rel))]
+    if missing:
+        raise ReleaseError(f"{', '.join(missing)} missing from {root}: is this a complete checkout?")
+    folders = [folder for folder, _ in labs.all_labs()]
+    try:
+        notes = releasesource.export(root, COPIED + (STUDENT_README,), out, from_working_tree, folders)
+    except releasesource.SourceError as e:
+        raise ReleaseError(str(e))
     for rel in LEFT_OUT:
         if os.path.exists(os.path.join(out, rel)):
             os.remove(os.path.join(out, rel))
@@ -110,7 +116,7 @@ def make_copy(out, rubric_path):
         kept = [line for line in f if not any(link in line for link in links)]
     with open(summary, "w") as f:
         f.writelines(kept)
-    shutil.copy(STUDENT_README, os.path.join(out, "README.md"))
+    os.replace(os.path.join(out, STUDENT_README), os.path.join(out, "README.md"))
     with open(os.path.join(out, ".gitignore"), "w") as f:
         f.write("/build*/\n__pycache__/\n")
     for folder, _ in labs.all_labs():
@@ -126,7 +132,12 @@ def make_copy(out, rubric_path):
                            + ", ".join(f"{name} in {file}" for file, name in leaked))
     if os.path.exists(os.path.join(out, "solutions")):
         raise ReleaseError("solutions/ ended up in the copy")
-    return hidden
+    answers = releasesource.answers_in(out, root)
+    if answers:
+        raise ReleaseError("the copy would ship answers: " + "; ".join(answers)
+                           + ". Put the skeletons back in labs/ (`git stash`, or `grading/workbook "
+                           "reset LAB`) and release again; nothing was written")
+    return hidden, notes
 
 
 def dangling_mentions(out):
@@ -143,53 +154,6 @@ def dangling_mentions(out):
     return found
 
 
-def write_tarball(tree, tarball):
-    """tree's contents as TARBALL, under one top folder named after it."""
-    base = os.path.basename(tarball)
-    for ext, mode in ((".tar.gz", "w:gz"), (".tgz", "w:gz"), (".tar.xz", "w:xz"), (".tar", "w")):
-        if base.endswith(ext):
-            top = base[:-len(ext)] or "cuda-workbook"
-            break
-    else:
-        raise ReleaseError(f"--tarball {tarball}: name it .tar.gz, .tgz, .tar.xz or .tar")
-
-    def anonymous(info):
-        info.uid = info.gid = 0
-        info.uname = info.gname = ""
-        return info
-
-    partial = tarball + ".partial"
-    with tarfile.open(partial, mode) as tar:
-        tar.add(tree, arcname=top, filter=anonymous)
-    os.replace(partial, tarball)
-    return top
-
-
-def check_target_folder(out, force):
-    """Refuses folders the copy must not go to, and a non-empty one without --force."""
-    real = os.path.realpath(out)
-    root = os.path.realpath(labs.ROOT)
-    if real == root or root.startswith(real.rstrip(os.sep) + os.sep):
-        raise ReleaseError(f"--out {out} is this repository or a folder above it: "
-                           "give a new folder elsewhere")
-    for rel in COPIED + ("solutions", "tests", "grading"):
-        inside = os.path.realpath(os.path.join(labs.ROOT, rel))
-        if real == inside or real.startswith(inside + os.sep):
-            raise ReleaseError(f"--out {out} is inside the repository's {rel}: give a folder elsewhere")
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise ReleaseError(f"--out {out} exists and is not a folder")
-    if os.path.isdir(out) and os.listdir(out):
-        if not force:
-            raise ReleaseError(f"--out {out} is not empty: give an empty or new folder, "
-                               "or --force to replace what is in it")
-
-
-def empty_folder(out):
-    for entry in os.listdir(out):
-        path = os.path.join(out, entry)
-        (shutil.rmtree if os.path.isdir(path) and not os.path.islink(path) else os.remove)(path)
-
-
 def release(args):
     if not args.out and not args.tarball:
         print("error: say where the copy goes: --out DIR (a folder) and/or "
@@ -197,29 +161,32 @@ def release(args):
         return 2
     try:
         if args.out:
-            check_target_folder(args.out, args.force)
+            releasetarget.check_target_folder(args.out, args.force, COPIED)
+        if args.tarball:
+            releasetarget.tarball_kind(args.tarball)
         if args.tarball and os.path.exists(args.tarball) and not args.force:
-            raise ReleaseError(f"--tarball {args.tarball} exists: --force to replace it")
+            raise UsageError(f"--tarball {args.tarball} exists: --force to replace it")
         if args.tarball and not os.path.isdir(os.path.dirname(os.path.abspath(args.tarball))):
-            raise ReleaseError(f"--tarball {args.tarball}: its folder does not exist")
+            raise UsageError(f"--tarball {args.tarball}: its folder does not exist")
         with tempfile.TemporaryDirectory(prefix="wb-release-") as tmp:
             tree = os.path.join(tmp, "copy")
             os.makedirs(tree)
-            hidden = make_copy(tree, args.rubric)
+            hidden, notes = make_copy(tree, args.rubric, from_working_tree=args.from_working_tree)
             dangling = dangling_mentions(tree)
             wrote = []
             if args.tarball:
-                top = write_tarball(tree, args.tarball)
+                top = releasetarget.write_tarball(tree, args.tarball)
                 wrote.append(f"{args.tarball} (unpacks to {top}/)")
             if args.out:   # only now that the copy is complete
                 os.makedirs(args.out, exist_ok=True)
-                empty_folder(args.out)
+                releasetarget.empty_folder(args.out)
                 shutil.copytree(tree, args.out, dirs_exist_ok=True, symlinks=True)
                 wrote.append(os.path.join(args.out, ""))
-    except (ReleaseError, OSError) as e:
+    except (ReleaseError, UsageError, OSError) as e:
         print(f"error: release: {e}", file=sys.stderr)
-        return 1
-    print("Student copy written to " + " and ".join(wrote) + ".")
+        return 2 if isinstance(e, UsageError) else 1
+    print("Student copy written to " + " and ".join(wrote) + " (" + "; ".join(notes or ["made from "
+          "the committed files (HEAD)"]) + ").")
     print("Left out: solutions/, tests/, the grader and its rubric, labs/README.md.")
     print("Hidden tests removed: " + (", ".join(f"{lab}/{name}" for _, lab, name in hidden) + "."
                                        if hidden else "none (the rubric hides none)."))
@@ -237,7 +204,10 @@ def add_commands(sub):
         description="Writes the student copy of the workbook: meson.build, common/, labs/ "
                     "(without the tests the rubric hides), handouts/, the student commands of "
                     "grading/ and a README for students (grading/student-README.md). "
-                    "solutions/, tests/ and the grader are left out.")
+                    "solutions/, tests/ and the grader are left out. It is made from what is "
+                    "committed (HEAD), and refused while a lab's kernels.cu differs from the "
+                    "committed skeleton.",
+        epilog=EXIT_STATUSES)
     r.add_argument("--out", metavar="DIR", help="write the copy into this folder (new or empty)")
     r.add_argument("--tarball", metavar="FILE",
                    help="write the copy as FILE (.tar.gz, .tgz, .tar.xz or .tar), "
@@ -246,4 +216,8 @@ def add_commands(sub):
                    help="replace the contents of a non-empty --out folder, or an existing --tarball")
     r.add_argument("--rubric", default=rubric.DEFAULT,
                    help="the rubric whose `hidden` tests are removed (default grading/rubric.toml)")
+    r.add_argument("--from-working-tree", action="store_true",
+                   help="make the copy from the tracked files as they are on disk, not from HEAD "
+                        "(untracked files, backups and build folders are still left out; a copy "
+                        "that holds a solution is still refused)")
     r.set_defaults(func=release)

@@ -1,5 +1,6 @@
 """What the grader writes: the terminal scoreboard, Gradescope's results.json
-(validate_gradescope; schema in grading/README.md), JUnit XML, CSV and JSON.
+(validate_gradescope; schema in grading/README.md), JUnit XML (junitxml.py),
+CSV and JSON.
 
 Whatever the compiler, the test or the submission printed, every file
 written here parses: text loses the characters XML 1.0 forbids (they are
@@ -12,7 +13,8 @@ import json
 import math
 import os
 import re
-import xml.etree.ElementTree as ET
+
+import junitxml
 
 CSV_FIELDS = ["submission", "score", "max_score", "labs_built", "labs_total", "gpu_ran",
               "rejected", "per_lab"]
@@ -103,9 +105,10 @@ def print_scoreboard(report):
         speed = "-"
         if perf and finite(perf["speed_vs_reference"]) and finite(perf["student_ms"]):
             speed = f"{perf['student_ms']:.3f} ms = {100 * perf['speed_vs_reference']:.0f}% of ref"
+        seconds = " ".join(f"{phase} {s:g}" for phase, s in r.get("phases", {}).items())
         rows.append((r["lab"], r["build"], f"{passed}/{len(r['tests'])}",
-                     f"{r['score']:g}/{r['max_score']:g}", speed))
-    header = ("lab", "build", "tests passed", "points", "time vs reference")
+                     f"{r['score']:g}/{r['max_score']:g}", speed, seconds or "-"))
+    header = ("lab", "build", "tests passed", "points", "time vs reference", "seconds per phase")
     widths = [max(len(x[i]) for x in rows + [header]) for i in range(len(header))]
     print()
     for row in [header] + rows:
@@ -186,32 +189,6 @@ def validate_gradescope(doc):
     return problems
 
 
-def junit(report):
-    report = cleaned(report, 0, [])
-    suites = ET.Element("testsuites", name="cuda-workbook", tests="0", failures="0")
-    total = failures = 0
-    if report["rejected"]:   # a rejected or failed submission: one failing case that says why
-        s = ET.SubElement(suites, "testsuite", name="submission", tests="1", failures="1")
-        case = ET.SubElement(s, "testcase", classname="submission", name="submission")
-        ET.SubElement(case, "failure", message=report["rejected"][:200]).text = report["rejected"]
-        total = failures = 1
-    for r in report["labs"]:
-        s = ET.SubElement(suites, "testsuite", name=r["lab"], tests=str(len(r["tests"])))
-        bad = 0
-        for t in r["tests"]:
-            case = ET.SubElement(s, "testcase", classname=r["lab"], name=t["test"],
-                                 time=str(t.get("seconds", 0)))
-            if t["status"] != "passed":
-                bad += 1
-                ET.SubElement(case, "failure", message=t["output"].splitlines()[0][:200] if t["output"] else "failed").text = t["output"]
-        s.set("failures", str(bad))
-        total += len(r["tests"])
-        failures += bad
-    suites.set("tests", str(total))
-    suites.set("failures", str(failures))
-    return ET.ElementTree(suites)
-
-
 def csv_row(report):
     """One CSV row; a score that is not a finite number (NaN, or null in a
     JSON report read back) is written as 0, never 'nan'."""
@@ -237,7 +214,7 @@ def write_all(report, args):
         with open(args.gradescope, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1, allow_nan=False)
     if args.junit:
-        junit(report).write(args.junit, encoding="utf-8", xml_declaration=True)
+        junitxml.tree(cleaned(report, 0, [])).write(args.junit, encoding="utf-8", xml_declaration=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(cleaned(report, None, []), f, indent=1, allow_nan=False)

@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import gradejob  # noqa: E402
+import reports  # noqa: E402
 
 MANIFEST = "slurm-manifest.json"
 SCRIPT = "slurm-job.sh"
@@ -185,11 +186,12 @@ def run(args, paths, extra):
     sys.stderr.write("\n")
     rows = [gradejob.collect(p, rows_dir, lambda i=i, p=p: why_failed(job, i, p, rows_dir, stopped))
             for i, p in enumerate(paths)]
-    gradejob.write_csv(rows, args.csv)
-    failed = sum(r["rejected"].startswith("the grader failed") for r in rows)
-    print(f"{len(rows)} submissions graded on Slurm (job {job}): {args.csv} (logs in {rows_dir})"
+    page = gradejob.write_results(rows, args.csv, rows_dir)
+    failed = sum(r["rejected"].startswith(reports.FAILED) for r in rows)
+    print(f"{len(rows)} submissions graded on Slurm (job {job}): {args.csv}, the class at a glance in "
+          f"{page} (logs in {rows_dir})"
           + (f"; {failed} without a report (error rows)" if failed else ""))
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

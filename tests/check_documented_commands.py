@@ -98,6 +98,9 @@ RULES = (
     (r"^grading/workbook grade( --submission solutions)?$", SKIP,
      "grades every lab in a fresh build (4.5 minutes on the H100 for labs 00-07): tests/grader "
      "grades lab 00 (tests/gpu-check --steps grader)"),
+    (r"^grading/workbook release\b", SKIP,
+     "here the labs hold the references (a finished student), which a release refuses to ship: "
+     "tests/test_release.py makes real copies (and the student copy of this scratch is one)"),
     (r"^tests/planted_bugs\.py (run|sweep)\b", SKIP,
      "plants every bug on a GPU, 10 minutes and more: tests/gpu-check --steps planted and "
      "--steps mutants run it"),

@@ -70,7 +70,9 @@ def problems_in(copy):
     if graded != [name]:
         problems.append(f"the grader graded {graded}, not the new lab")
     out = os.path.join(copy, "student-copy")
-    release = run([sys.executable, "grading/workbook.py", "release", "--out", out], copy, env=env)
+    # The scratch copy is no git checkout: release makes it from the files as they are.
+    release = run([sys.executable, "grading/workbook.py", "release", "--from-working-tree", "--out", out],
+                  copy, env=env)
     if not os.path.isfile(os.path.join(out, "labs", NEW, "kernels.cu")):
         problems.append(f"the student copy has no labs/{NEW}:\n{release.stdout[-1500:]}")
     book = run([sys.executable, "-c", "import runpy; m = runpy.run_path('handouts/book'); "

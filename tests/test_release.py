@@ -78,12 +78,77 @@ class HiddenTests(unittest.TestCase):
         self.assertEqual(release.TEST_NAME.findall(text), ["stage0_a", "stage1_b"])
 
 
+class Leak(unittest.TestCase):
+    """The leak of issue 41: an instructor pasted lab 00's reference into
+    their labs/00-vector-add/kernels.cu (and kept a .bak of it) before
+    releasing. Made in a clone of the committed checkout, in-process."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="wb-release-leak-")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        self.clone = os.path.join(self.tmp, "clone")
+        cloned = run(["git", "clone", "-q", "--no-hardlinks", ROOT, self.clone])
+        if cloned.returncode != 0:
+            self.skipTest(f"git clone of this checkout failed: {cloned.stdout[-300:]}")
+        self.lab = os.path.join(self.clone, "labs", "00-vector-add")
+        with open(os.path.join(ROOT, "solutions", "00-vector-add", "kernels.cu")) as f:
+            self.answer = f.read()
+
+    def copy(self, **how):
+        out = tempfile.mkdtemp(dir=self.tmp)
+        return out, release.make_copy(out, release.rubric.DEFAULT, root=self.clone, **how)
+
+    def paste(self, text, name="kernels.cu"):
+        with open(os.path.join(self.lab, name), "w") as f:
+            f.write(text)
+
+    def test_the_answer_in_a_lab_is_refused_with_what_to_do(self):
+        self.paste(self.answer)
+        self.paste(self.answer, "kernels.cu.20261128-120000.bak")
+        with self.assertRaises(release.ReleaseError) as refused:
+            self.copy()
+        for said in ("labs/00-vector-add/kernels.cu", "git stash", "grading/workbook reset",
+                     "--from-working-tree"):
+            self.assertIn(said, str(refused.exception))
+
+    def test_a_reformatted_answer_from_the_working_tree_is_refused(self):
+        # Other comments and indentation: the check compares without them.
+        self.paste("// my attempt\n" + self.answer.replace("    ", "\t").replace("\n", "\n\n"))
+        with self.assertRaisesRegex(release.ReleaseError,
+                                    "labs/00-vector-add/kernels.cu = solutions/00-vector-add"):
+            self.copy(from_working_tree=True)
+
+    def test_backups_build_folders_and_untracked_files_stay_out(self):
+        self.paste(self.answer, "kernels.cu.20261128-120000.bak")
+        os.makedirs(os.path.join(self.clone, "build-mine"))
+        self.paste("notes", "notes.txt")
+        for how in ({}, {"from_working_tree": True}):
+            out, (_, notes) = self.copy(**how)
+            copied = [os.path.relpath(os.path.join(top, n), out) for top, _, names in os.walk(out)
+                      for n in names]
+            self.assertEqual([n for n in copied if n.endswith((".bak", "notes.txt"))], [], how)
+            self.assertFalse(os.path.exists(os.path.join(out, "build-mine")), how)
+            self.assertTrue(notes, "the note says what the copy was made from")
+
+    def test_normalized_text_ignores_comments_and_layout_not_strings(self):
+        normalized = release.releasesource.normalized
+        self.assertEqual(normalized("int a; // x\n/* y */ int b;"), normalized("int a;\n\tint  b;"))
+        self.assertNotEqual(normalized('puts("// a");'), normalized('puts("// b");'))
+
+
+# A release is made from what is committed; a copy of the checkout without
+# its .git (a test machine's) makes it from the files as they are.
+FROM = [] if release.releasesource.is_git_checkout(ROOT) else ["--from-working-tree"]
+
+
 class Release(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="wb-release-test-")
         cls.out = os.path.join(cls.tmp, "student")
-        cls.made = run([WORKBOOK, "release", "--out", cls.out])
+        if FROM:
+            print(f"{ROOT} is no git checkout: the copy is made with --from-working-tree", file=sys.stderr)
+        cls.made = run([WORKBOOK, "release", *FROM, "--out", cls.out])
 
     @classmethod
     def tearDownClass(cls):
@@ -127,11 +192,12 @@ class Release(unittest.TestCase):
         inside = run([WORKBOOK, "release", "--out", os.path.join(ROOT, "labs", "x")])
         self.assertNotEqual(inside.returncode, 0)
         self.assertFalse(os.path.exists(os.path.join(ROOT, "labs", "x")))
-        self.assertNotEqual(run([WORKBOOK, "release"]).returncode, 0)
+        self.assertEqual(again.returncode, 2, "a command-line mistake")
+        self.assertEqual(run([WORKBOOK, "release"]).returncode, 2)
 
     def test_2_tarball(self):
         tarball = os.path.join(self.tmp, "cuda-workbook-2026.tar.gz")
-        made = run([WORKBOOK, "release", "--tarball", tarball])
+        made = run([WORKBOOK, "release", *FROM, "--tarball", tarball])
         self.assertEqual(made.returncode, 0, made.stdout)
         with tarfile.open(tarball) as tar:
             names = tar.getnames()
@@ -139,7 +205,7 @@ class Release(unittest.TestCase):
         self.assertIn("cuda-workbook-2026/labs/00-vector-add/kernels.cu", names)
         self.assertFalse([n for n in names if "/solutions" in n or "/tests/" in n])
         self.assertNotEqual(run([WORKBOOK, "release", "--tarball", tarball]).returncode, 0)
-        self.assertEqual(run([WORKBOOK, "release", "--tarball", tarball, "--force"]).returncode, 0)
+        self.assertEqual(run([WORKBOOK, "release", *FROM, "--tarball", tarball, "--force"]).returncode, 0)
 
     def test_3_builds_and_its_tests_fail_or_skip(self):
         self.assertEqual(self.made.returncode, 0, self.made.stdout)

@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import csv
 import glob
+import html.parser
 import io
 import json
 import os
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.parse
 import xml.etree.ElementTree as ET
 import zipfile
 
@@ -73,7 +75,9 @@ def make_submissions(base, gpu):
     # The whole student copy (workbook release) zipped with lab 00 solved:
     # its grading/skeletons/ and other files are ignored, lab 00 is graded.
     copy = os.path.join(base, "..", "student-copy")
-    subprocess.run(WORKBOOK + ["release", "--out", copy], stdout=subprocess.DEVNULL, check=True)
+    # From the files as they are: any checkout (a copy without .git too) makes one.
+    subprocess.run(WORKBOOK + ["release", "--from-working-tree", "--out", copy], stdout=subprocess.DEVNULL,
+                   check=True)
     with zipfile.ZipFile(os.path.join(base, "whole-student-copy.zip"), "w") as z:
         for top, _, names in os.walk(copy):
             for name in names:
@@ -495,6 +499,140 @@ def time_budget_problems():
     return problems
 
 
+def junit_problems():
+    """JUnit on a made-up report: a test that did not run (no GPU) is
+    <skipped/>, not a failure; one that ran and failed is a <failure/>."""
+    import junitxml
+    tests = [{"test": "stage0_a", "status": "failed", "output": "not run: no usable GPU",
+              "skipped": "no usable GPU"},
+             {"test": "stage0_b", "status": "failed", "output": "FAILED: wrong sum"},
+             {"test": "stage0_c", "status": "passed", "output": "passed"}]
+    root = junitxml.tree({"rejected": "", "labs": [{"lab": "vector-add", "tests": tests}]}).getroot()
+    got = {case.get("name"): [child.tag for child in case] for case in root.iter("testcase")}
+    want = {"stage0_a": ["skipped"], "stage0_b": ["failure"], "stage0_c": []}
+    counts = (root.get("tests"), root.get("failures"), root.get("skipped"))
+    if got != want or counts != ("3", "1", "1"):
+        return [f"junit: {got} with tests/failures/skipped {counts}, expected {want} and 3/1/1"]
+    return []
+
+
+class PageElements(html.parser.HTMLParser):
+    """The class page's figures and rows: every element's attributes by its class."""
+    def __init__(self):
+        super().__init__()
+        self.by_class = {}
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for name in (attrs.get("class") or "").split():
+            self.by_class.setdefault(name, []).append(attrs)
+        if attrs.get("id"):
+            self.by_class.setdefault("#" + attrs["id"], []).append(attrs)
+
+
+def headless(browser, *argv, timeout=90):
+    """Chromium without a window, a sandbox of its own (none as root) or a profile in $HOME."""
+    profile = tempfile.mkdtemp(prefix="wb-chromium-")
+    try:
+        return subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                               f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+                               "--hide-scrollbars", *argv], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, errors="replace", timeout=timeout)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def class_page_problems(csv_path, artifact):
+    """The class page that the batch wrote beside its CSV (classpage.py),
+    opened in headless Chromium: it renders without a console message, its
+    score histograms hold the CSV's numbers (counted here from the CSV's
+    per_lab cells), it has one row and working report links per
+    submission, and says so when the GPU tests did not run; its screenshot
+    is kept as artifact (the build's meson-logs, WB_ARTIFACTS)."""
+    page = os.path.splitext(csv_path)[0] + ".html"
+    if not os.path.exists(page):
+        return [f"class page: the batch wrote no {page}"]
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        print("class page: skipped, Chromium is not installed here (Debian's package chromium; "
+              "tests/run installs it): the page was not rendered")
+        return []
+    url = "file://" + urllib.parse.quote(os.path.abspath(page))
+    dom = headless(browser, "--dump-dom", url)
+    problems = [f"class page: console: {line.strip()[:200]}"
+                for line in dom.stderr.splitlines() if "CONSOLE" in line]
+    if "The class at a glance" not in dom.stdout:
+        return problems + [f"class page: Chromium rendered no page (exit {dom.returncode}): "
+                           f"{dom.stderr[-300:]}"]
+    parsed = PageElements()
+    parsed.feed(dom.stdout)
+    rows = list(csv.DictReader(open(csv_path)))
+    expected = {}
+    for row in rows:
+        for cell in filter(None, row["per_lab"].split(";")):
+            lab, points = cell.split("=", 1)
+            score, max_score = (float(x) for x in points.split("(")[0].split("/"))
+            if max_score > 0:
+                expected.setdefault((lab, min(9, int(10 * score / max_score))), 0)
+                expected[(lab, min(9, int(10 * score / max_score)))] += 1
+    shown = {(b["data-lab"], int(b["data-bin"])): int(b["data-count"])
+             for b in parsed.by_class.get("bin", []) if b["data-count"] != "0"}
+    if shown != expected:
+        problems.append(f"class page: histogram {shown} != the CSV's {expected}")
+    listed = {r["data-submission"]: r["data-score"] for r in parsed.by_class.get("submission", [])}
+    if listed != {r["submission"]: r["score"] for r in rows}:
+        problems.append(f"class page: submissions and scores {listed} != the CSV's")
+    links = [a["href"] for a in parsed.by_class.get("report", [])]
+    broken = [h for h in links if not os.path.exists(os.path.join(os.path.dirname(page),
+                                                                  urllib.parse.unquote(h)))]
+    if len(links) < len(rows) or broken:
+        problems.append(f"class page: {len(links)} report links for {len(rows)} rows, broken: {broken[:3]}")
+    no_gpu = not any(r["gpu_ran"] == "True" for r in rows)
+    if no_gpu != bool(parsed.by_class.get("#no-gpu")):
+        problems.append(f"class page: the note that GPU tests did not run is {'missing' if no_gpu else 'wrong'}")
+    shot = headless(browser, f"--screenshot={artifact}", "--window-size=1280,2400", url)
+    if not (os.path.exists(artifact) and os.path.getsize(artifact) > 0):
+        problems.append(f"class page: no screenshot (exit {shot.returncode}): {shot.stderr[-300:]}")
+    print(f"class page: {'rendered, figures match the CSV' if not problems else 'WRONG'}; "
+          f"screenshot {artifact}")
+    return problems
+
+
+def phases_problems():
+    """What a grade says as it goes (phases.py), on made-up runs: a line per
+    phase with the elapsed time, the phase times in the lab's result, and
+    what a grade stopped in its second lab had done."""
+    import phases
+    said = io.StringIO()
+    p = phases.Phases(["vector-add", "sync-up", "atomics"], stream=said)
+    result = {"build": "ok", "score": 2.0, "max_score": 3.0}
+    p.begin_lab("vector-add")
+    p.expect_tests("vector-add", 2)
+    p.built("vector-add", "ok", 3.0)
+    p.test_done("vector-add", "stage0_sizes", {"seconds": 1.0, "judge_seconds": 0.5, "status": "passed"})
+    p.before_test("vector-add", "timing_2e26")
+    p.test_done("vector-add", "timing_2e26", {"seconds": 2.0, "judge_seconds": 1.0, "status": "failed"})
+    p.end_lab("vector-add", result)
+    p.begin_lab("sync-up")
+    p.expect_tests("sync-up", 5)
+    p.built("sync-up", "ok", 4.0)
+    p.test_done("sync-up", "stage0_x", {"seconds": 1.0, "judge_seconds": 0.5, "status": "passed"})
+    lines = said.getvalue().splitlines()
+    done = p.what_was_done()
+    problems = []
+    for want in ("vector-add: build ok (3.0 s)", "vector-add: tests 1/1 passed (1.0 s)",
+                 "vector-add: judge (0.5 s)", "vector-add: timing (3.0 s)", "vector-add: done: 2/3 points"):
+        if not any(line.startswith("[") and line.endswith(want) for line in lines):
+            problems.append(f"phases: no line '{want}' in {lines}")
+    if result.get("phases") != {"build": 3.0, "tests": 1.0, "judge": 0.5, "timing": 3.0}:
+        problems.append(f"phases: the lab's times are {result.get('phases')}")
+    for want in ("vector-add: build ok (3.0 s)", "sync-up: build ok (4.0 s), stopped after 1 of its 5 tests",
+                 "not started: atomics"):
+        if want not in done:
+            problems.append(f"phases: a stopped grade's summary lacks '{want}': {done}")
+    return problems
+
+
 def report_problems(compile_error, out):
     """One grade with every report: results.json validates and shows the
     compiler's messages, JUnit parses and records the failure."""
@@ -575,6 +713,7 @@ def main():
         rows.update({r["submission"]: r for r in csv.DictReader(open(path))})
     try:
         failures = (prerequisite_problems() + sanitizer_parse_problems() + timing_check_problems()
+                    + junit_problems() + phases_problems()
                     + time_budget_problems()
                     + sandbox_problems(base) + library_view_problems(base) + include_view_problems()
                     + hidden_leak_problems()
@@ -616,6 +755,10 @@ def main():
                             + " | ".join(o[:60] for o in outputs))
     if "compile-error" in expected:
         failures += report_problems(os.path.join(subs, "compile-error"), out)
+    artifacts = os.environ.get("WB_ARTIFACTS", out)
+    os.makedirs(artifacts, exist_ok=True)
+    failures += class_page_problems(os.path.join(out, "grades.csv"),
+                                    os.path.join(artifacts, f"class-page-{args.side}.png"))
     if not args.out:
         shutil.rmtree(base, ignore_errors=True)
     if failures:

@@ -269,6 +269,8 @@ def grade(base, cluster):
             failures.append(f"{name}: gpu_ran {row['gpu_ran']} without a GPU")
         if not os.path.exists(os.path.join(logs, name + ".json")):
             failures.append(f"{name}: no JSON report in the logs")
+    if not os.path.exists(os.path.splitext(grades)[0] + ".html"):
+        failures.append("no class page (grades.html) beside the CSV")
     if os.path.exists(os.path.join(logs, "compile-error.json")):
         report = json.load(open(os.path.join(logs, "compile-error.json")))
         if "error" not in report["labs"][0]["message"]:
