@@ -118,6 +118,24 @@ static void wait_for_rounds(int stage, int round)
     CUDA_CHECK(status);   // a fault inside a kernel shows here
 }
 
+/* Stages 0 to 2 are stuck past this many rounds: after round r every node
+ * whose shortest path has at most r edges is settled, a path has at most
+ * n - 1 edges, and the races that stage 0 repairs cost a round each; four
+ * times n leaves room for them. Without it, a round that reports work it did
+ * not do runs rounds until the test's own timeout. */
+static void check_rounds_end(int stage, int rounds, int n)
+{
+    if (rounds > 4LL * n + 64)
+        wb_fail("sssp stage %d: still not done after %d rounds, but a correct run settles every "
+                "node within about n = %d rounds (a shortest path has at most n - 1 edges): "
+                "every round reports work that lowered no distance: %s",
+                stage, rounds, n,
+                stage <= 1 ? "*changed must be set only when dist[v] was lowered (alt < dist[v], "
+                             "not <=; in stage 1 only when atomicMin returned a larger value)"
+                           : "a node must be pushed only when dist[v] was lowered (alt < "
+                             "dist[v], not <=, and only when atomicMin returned a larger value)");
+}
+
 typedef void (*topology_kernel)(sssp_graph, int *, int *);
 
 /* Stages 0 and 1: relax every edge of the graph, round after round, until
@@ -135,6 +153,7 @@ static void topology_driven(int stage, topology_kernel kernel, sssp_graph g, int
         wait_for_rounds(stage, stats->rounds + 1);
         CUDA_CHECK(cudaMemcpy(&changed, work->counts, sizeof(int), cudaMemcpyDeviceToHost));
         stats->rounds++;
+        check_rounds_end(stage, stats->rounds, g.n);
     }
     stats->edges_relaxed = (long long)stats->rounds * g.m;
 }
@@ -262,14 +281,16 @@ void sssp_stage1(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
 void sssp_stage2(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
 {
     start_worklist(g, source, dist, work);
-    int round = 0;
-    do {
+    for (int round = 0;;) {
         for (int i = 0; i < ROUNDS_PER_CHECK; i++, round++) {
             relax_frontier_stage2<<<worklist_blocks(g.n, work->block), work->block>>>(
                 g, dist, lists_for_round(work, round), work->queued, work->edges);
             CUDA_CHECK_LAUNCH();
         }
-    } while (frontier_length(work, round) > 0);
+        if (frontier_length(work, round) == 0)
+            break;
+        check_rounds_end(2, round, g.n);
+    }
     finish(work, stats);
 }
 
