@@ -8,6 +8,8 @@
  */
 
 #include <cuda/atomic>
+#include <stdlib.h>
+#include <time.h>
 
 /* Worklist rounds queued before the host looks at the frontier's length:
  * the look costs a synchronisation (~10 us), an empty round ~3 us. */
@@ -76,12 +78,70 @@ static void start_worklist(sssp_graph g, int source, int *dist, sssp_work *work)
     CUDA_CHECK(cudaMemcpy(work->counts, &one, sizeof(int), cudaMemcpyHostToDevice));
 }
 
+/* The longest the host waits for one check's queue of rounds (at most
+ * NEAR_FAR_ROUNDS_PER_CHECK kernels of milliseconds each) before it calls a
+ * kernel endless; under compute-sanitizer (WB_TIMEOUT_SCALE=K) K times
+ * longer. Without it a kernel that never ends hangs the host's copy until
+ * the test's own timeout, whose message says nothing of what hung. */
+#define SSSP_WAIT_S 20.0
+
+/* What loops forever when a stage's kernel never ends. */
+static const char *const endless_kernel[4] = {
+    "a thread of relax_all_stage0 never leaves its loop over the node's edges (e runs from "
+    "g.row_start[u] up to g.row_start[u + 1])",
+    "a thread of relax_all_stage1 never leaves its loop over the node's edges (e runs from "
+    "g.row_start[u] up to g.row_start[u + 1])",
+    "relax_out_edges_stage2 never leaves its loop over the edges of u (e runs from "
+    "g.row_start[u] up to g.row_start[u + 1])",
+    "a warp never leaves relax_edges_stage3: after the warp has expanded a hub, the hub's own "
+    "lane (the leader) must give up its share (first = last), else the next ballot finds the "
+    "same hub again and the warp expands it forever; or a loop over edges never ends",
+};
+
+/* Waits, with a deadline, for every kernel queued so far (the rounds before
+ * `round`) to finish; fails naming what never ended when they do not. */
+static void wait_for_rounds(int stage, int round)
+{
+    const char *scale_text = getenv("WB_TIMEOUT_SCALE");
+    double scale = scale_text && atof(scale_text) > 1.0 ? atof(scale_text) : 1.0;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    cudaError_t status;
+    while ((status = cudaStreamQuery(0)) == cudaErrorNotReady) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double waited = (double)(now.tv_sec - start.tv_sec) + 1e-9 * (now.tv_nsec - start.tv_nsec);
+        if (waited > SSSP_WAIT_S * scale)
+            wb_fail("sssp stage %d: the kernels of the rounds up to %d have not finished after "
+                    "%.0f s of waiting (a round takes milliseconds): %s",
+                    stage, round - 1, waited, endless_kernel[stage]);
+    }
+    CUDA_CHECK(status);   // a fault inside a kernel shows here
+}
+
+/* Stages 0 to 2 are stuck past this many rounds: after round r every node
+ * whose shortest path has at most r edges is settled, a path has at most
+ * n - 1 edges, and the races that stage 0 repairs cost a round each; four
+ * times n leaves room for them. Without it, a round that reports work it did
+ * not do runs rounds until the test's own timeout. */
+static void check_rounds_end(int stage, int rounds, int n)
+{
+    if (rounds > 4LL * n + 64)
+        wb_fail("sssp stage %d: still not done after %d rounds, but a correct run settles every "
+                "node within about n = %d rounds (a shortest path has at most n - 1 edges): "
+                "every round reports work that lowered no distance: %s",
+                stage, rounds, n,
+                stage <= 1 ? "*changed must be set only when dist[v] was lowered (alt < dist[v], "
+                             "not <=; in stage 1 only when atomicMin returned a larger value)"
+                           : "a node must be pushed only when dist[v] was lowered (alt < "
+                             "dist[v], not <=, and only when atomicMin returned a larger value)");
+}
+
 typedef void (*topology_kernel)(sssp_graph, int *, int *);
 
 /* Stages 0 and 1: relax every edge of the graph, round after round, until
  * a round changes no distance. */
-static void topology_driven(topology_kernel kernel, sssp_graph g, int source, int *dist,
-                            sssp_work *work, sssp_stats *stats)
+static void topology_driven(int stage, topology_kernel kernel, sssp_graph g, int source,
+                            int *dist, sssp_work *work, sssp_stats *stats)
 {
     start(g, source, dist, work);
     int changed = 1;
@@ -90,8 +150,10 @@ static void topology_driven(topology_kernel kernel, sssp_graph g, int source, in
         CUDA_CHECK(cudaMemsetAsync(work->counts, 0, sizeof(int)));
         kernel<<<blocks_for(g.n, work->block), work->block>>>(g, dist, work->counts);
         CUDA_CHECK_LAUNCH();
+        wait_for_rounds(stage, stats->rounds + 1);
         CUDA_CHECK(cudaMemcpy(&changed, work->counts, sizeof(int), cudaMemcpyDeviceToHost));
         stats->rounds++;
+        check_rounds_end(stage, stats->rounds, g.n);
     }
     stats->edges_relaxed = (long long)stats->rounds * g.m;
 }
@@ -127,6 +189,7 @@ static round_lists lists_for_round(sssp_work *work, int round)
 
 static int frontier_length(sssp_work *work, int round)
 {
+    wait_for_rounds(2, round);
     int counts[3];
     CUDA_CHECK(cudaMemcpy(counts, work->counts, sizeof counts, cudaMemcpyDeviceToHost));
     return counts[round % 3];
@@ -207,25 +270,27 @@ __global__ void relax_frontier_stage2(sssp_graph g, int *dist, round_lists l, in
 
 void sssp_stage0(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
 {
-    topology_driven(relax_all_stage0, g, source, dist, work, stats);
+    topology_driven(0, relax_all_stage0, g, source, dist, work, stats);
 }
 
 void sssp_stage1(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
 {
-    topology_driven(relax_all_stage1, g, source, dist, work, stats);
+    topology_driven(1, relax_all_stage1, g, source, dist, work, stats);
 }
 
 void sssp_stage2(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
 {
     start_worklist(g, source, dist, work);
-    int round = 0;
-    do {
+    for (int round = 0;;) {
         for (int i = 0; i < ROUNDS_PER_CHECK; i++, round++) {
             relax_frontier_stage2<<<worklist_blocks(g.n, work->block), work->block>>>(
                 g, dist, lists_for_round(work, round), work->queued, work->edges);
             CUDA_CHECK_LAUNCH();
         }
-    } while (frontier_length(work, round) > 0);
+        if (frontier_length(work, round) == 0)
+            break;
+        check_rounds_end(2, round, g.n);
+    }
     finish(work, stats);
 }
 
@@ -428,6 +493,7 @@ void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
         }
         /* Done when the next round has neither near nodes nor far ones. */
         int counts[SSSP_COUNTS];
+        wait_for_rounds(3, round);
         CUDA_CHECK(cudaMemcpy(counts, work->counts, sizeof counts, cudaMemcpyDeviceToHost));
         int phase = counts[PHASE_STATE + 2 * (round % 2) + 1];
         if (counts[round % 3] == 0 && counts[FAR_COUNTS + phase % 3] == 0)

@@ -232,12 +232,17 @@ static void check_distances(const int *got, const int *expected, int n, const ch
     const char *hint =
         negative ? "\n  negative distances: node n, one past the last node, was relaxed (dist[n] "
                    "lies in the guard zone and reads -1): a bound u <= n instead of u < n, or no "
-                   "bounds check"
+                   "bounds check; or an unreachable node was relaxed (its distance "
+                   "SSSP_UNREACHABLE is INT_MAX, and INT_MAX + w wraps around to a negative "
+                   "number: skip u when dist[u] == SSSP_UNREACHABLE)"
         : too_large ? "\n  distances too large: an improvement never arrived: two threads lowered "
                       "the same dist[v] and the larger value won (a plain dist[v] = alt instead "
                       "of atomicMin), a node lowered while it was taken off the list was not "
-                      "pushed again (pop: clear queued first, then read dist), or no thread "
-                      "relaxed some node (an index without blockIdx.x * blockDim.x)"
+                      "pushed again (pop: clear queued first, then read dist), no thread "
+                      "relaxed some node (an index without blockIdx.x * blockDim.x), a round "
+                      "that improved a distance did not set *changed (stages 0 and 1: the host "
+                      "stopped early), or a node improved to alt >= threshold was pushed nowhere "
+                      "(near-far: it goes on the far pile)"
         : too_small ? "\n  distances too small: a node was relaxed through an edge that is not its "
                       "own (a loop bound e <= last), or with another node's distance"
                     : "";
@@ -248,7 +253,7 @@ static void check_distances(const int *got, const int *expected, int n, const ch
     "more: a node was processed twice (a duplicate on a list: push without the queued check, " \
     "or with a plain read and write of queued; a loop stepping by blockDim.x instead of "      \
     "gridDim.x * blockDim.x; a list index i <= n); fewer: a lost count (*relaxed = instead " \
-    "of +=) or a node never processed"
+    "of +=, or only the edges that improved counted) or a node never processed"
 
 /* How many buckets [b * delta, (b + 1) * delta) the reached nodes'
  * distances fall into. */
@@ -313,7 +318,7 @@ static void check_stats(int stage, const graph *g, const expectation *e, int del
         cr_assert(edges >= e->reached_edges,
                   "%s: edges_relaxed = %lld, but the %lld out-edges of the nodes the source "
                   "reaches are each relaxed at least once: a count was lost (*relaxed = "
-                  "instead of +=) " WB_SEED_HINT,
+                  "instead of +=, or only the edges that improved counted) " WB_SEED_HINT,
                   what, edges, e->reached_edges, wb_seed());
         /* Near-far takes a node off the near list only in the phase of its
          * own bucket: pushed near, its distance was below the threshold

@@ -248,17 +248,29 @@ static bool fits_coresident(int part, int *blocks, int block_size)
     return false;
 }
 
+// The blocks of the last worker pool launched, for tasks_pool_claims.
+static int pool_blocks_launched;
+
 int tasks_worker_pool(const unsigned *in, unsigned *out, int *visits, int tasks, int task_size,
                       int blocks, int block_size)
 {
     if (!fits_coresident(2, &blocks, block_size))
         return -1;
+    pool_blocks_launched = blocks;
     int *queue;
     CUDA_CHECK(cudaGetSymbolAddress((void **)&queue, next_task));
     CUDA_CHECK(cudaMemsetAsync(queue, 0, sizeof(int)));
     worker_pool<<<blocks, block_size>>>(in, out, visits, tasks, task_size);
     CUDA_CHECK_LAUNCH();
     return 0;
+}
+
+int tasks_pool_claims(int *blocks)
+{
+    int claims;
+    CUDA_CHECK(cudaMemcpyFromSymbol(&claims, next_task, sizeof claims));
+    *blocks = pool_blocks_launched;
+    return claims;
 }
 
 int tasks_host_fed(const unsigned *in, unsigned *out, int *visits, int tasks, int task_size,

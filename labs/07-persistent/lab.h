@@ -81,6 +81,11 @@ int coresident_blocks(int part, int block_size);
  * -1 after explaining on stderr when blocks is more than can be resident. */
 int tasks_worker_pool(const unsigned *in, unsigned *out, int *visits, int tasks, int task_size,
                       int blocks, int block_size);
+/* After the last tasks_worker_pool (given): how many claims its blocks made
+ * on the task counter, which a pool that claims its tasks one at a time
+ * leaves at tasks + blocks (each block's last claim finds none left), and
+ * into *blocks how many blocks it launched. Waits for the pool to finish. */
+int tasks_pool_claims(int *blocks);
 /* The comparisons (given): one launch per task, and one launch of one block
  * per task. Asynchronous. */
 void tasks_launch_per_task(const unsigned *in, unsigned *out, int *visits, int tasks,

@@ -279,6 +279,25 @@ static void check_pool(task_set *s, const task_case *c, int run)
     cr_assert(wb_observe_int(label, status) == 0,
               "%s refused to run (see the message above) " WB_SEED_HINT, what, wb_seed());
     check_tasks(s, what);
+    /* The pool's defining property, which right outputs do not show: the
+     * tasks are claimed one at a time from the counter, each block's last
+     * claim finding none left. */
+    int blocks;
+    snprintf(label, sizeof label, "%s: claims on next_task", what);
+    int claims = wb_observe_int(label, tasks_pool_claims(&blocks));
+    snprintf(label, sizeof label, "%s: blocks launched", what);
+    blocks = wb_observe_int(label, blocks);
+    cr_assert(claims == c->tasks + blocks,
+              "%s: the counter next_task ends at %d, but a pool whose %d blocks claim every task "
+              "from it one at a time, each block's last claim finding none left, ends it at "
+              "tasks + blocks = %d: %s " WB_SEED_HINT, what, claims, blocks, c->tasks + blocks,
+              claims < c->tasks ? "the tasks were not claimed from the counter (a fixed share "
+                                  "per block, such as blockIdx.x, blockIdx.x + gridDim.x, ..., "
+                                  "is not a pool: a slow block keeps the others waiting)"
+                                : "claims were made by more than thread 0 of each block, or "
+                                  "more than once per task (one atomicAdd per task, shared "
+                                  "with the block)",
+              wb_seed());
 }
 
 /* Stage 4 once, checked, with the latencies (one sentinel after them). */
