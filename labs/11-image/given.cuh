@@ -246,6 +246,17 @@ void image_histogram(int stage, const unsigned char *d_data, size_t n, unsigned 
     CUDA_CHECK(cudaMemsetAsync(d_bins, 0, sizeof(unsigned int) * IMAGE_BINS));
     if (n == 0)
         return;   // nothing to count: every bin stays 0
+    // The tests fill every SM's shared memory with 0xFF before a launch they
+    // check (wb_dirty_shared_memory), with the largest shared-memory share
+    // of the SM. A kernel that asks for a smaller share makes the SM change
+    // its split between L1 and shared memory, which can wipe what was there:
+    // bins never cleared would then start at 0 and pass. The same share for
+    // the histogram kernels keeps the 0xFF; it costs them nothing (they
+    // stream their bytes once, L1 does not help).
+    const void *kernels[] = {(const void *)histogram_private, (const void *)histogram_aggregated};
+    for (int k = 0; k < 2; k++)
+        CUDA_CHECK(cudaFuncSetAttribute(kernels[k], cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
     if (stage == 5)
         histogram_global<<<histogram_grid((const void *)histogram_global, n, 1),
                            IMAGE_HISTOGRAM_BLOCK>>>(d_data, n, d_bins);
