@@ -126,6 +126,29 @@ void wb_guarded_free(void *p);
  * it, so the tests still order block sizes so that leftovers are wrong). */
 void wb_dirty_shared_memory(void);
 
+/* ----------------------------------------------------- runtime call log */
+
+/* The test binaries are linked with --wrap for the runtime's kernel
+ * launches and for cudaMemPrefetchAsync (common/meson.build): each such call
+ * of the process is logged, in the order issued, so that a test can check
+ * where a call stands (a prefetch before or after the kernel it serves),
+ * which no result shows. The log keeps the first WB_CALL_LOG_SIZE calls
+ * since wb_call_log_clear(); pointers differ between processes, so a test
+ * observes what it makes of them (wb_observe_str), not the log. */
+#define WB_CALL_LOG_SIZE 64
+typedef enum { WB_CALL_LAUNCH, WB_CALL_PREFETCH } wb_call_kind;
+typedef struct {
+    wb_call_kind kind;
+    const void *ptr;     /* a prefetch: its range, where to (a cudaMemLocationType) */
+    size_t bytes;
+    int location_type;
+    cudaStream_t stream;   /* either: the stream it was issued on */
+} wb_runtime_call;
+void wb_call_log_clear(void);
+/* The calls logged since the last clear (*count of them, at most
+ * WB_CALL_LOG_SIZE); *more: how many came after the log was full. */
+const wb_runtime_call *wb_call_log(size_t *count, size_t *more);
+
 /* ------------------------------------- fresh inputs for every timed run */
 
 /* What a graded timing test gives each timed repetition (wb_time_gpu_reps
