@@ -229,7 +229,13 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
  * separate: every read from the writes before it, every write from the
  * reads before it (a loop's body is taken twice, so that one iteration's
  * reads come before the next one's writes), and each iteration of a loop
- * that writes it from the next. `why` names the mistake for the learner. */
+ * that writes it from the next. `fence_after` and `fence_before` say where
+ * one of the orderings must stand, by the words around it: after the first
+ * `fence_after` in the function's body (a call such as "take_turn"), and
+ * before the end of the statement that holds the first `fence_before` after
+ * that ("atomicAdd"); either may be left out (the body's start, its end).
+ * Where the body has no such word (another way of writing it), that place
+ * is not checked. `why` names the mistake for the learner. */
 typedef enum { WB_DEVICE_SCOPE, WB_BLOCK_SCOPE } wb_scope;
 enum {
     WB_READ_AFTER_WRITE = 1,   /* a barrier between a write and every later read */
@@ -244,6 +250,7 @@ typedef struct {
     wb_scope scope;         /* WB_BLOCK_SCOPE: __threadfence_block() counts as a fence */
     const char *shared;     /* the shared memory the barriers protect, names separated by spaces */
     int protects;           /* WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ | WB_EACH_ITERATION */
+    const char *fence_after, *fence_before;   /* where an ordering must stand (words) */
     const char *why;        /* the mistake, in the learner's words */
 } wb_source_rule;
 

@@ -1014,8 +1014,10 @@ WB_SOURCE_RULES_TEST(atomics_source, stage1_barriers,
     "a fence (or release) so that the critical section's writes are visible before the " \
     "lock is, then free it with an atomic (atomicExch), not a plain store"
 WB_SOURCE_RULES_TEST(atomics_source, stage2_memory_order,
-    {"SpinLock::lock", .orderings = 1, .fresh_accesses = 1, .why = LOCK_ORDER},
-    {"SpinLock::unlock", .orderings = 1, .fresh_accesses = 1, .why = UNLOCK_ORDER})
+    {"SpinLock::lock", .orderings = 1, .fresh_accesses = 1, .fence_after = "atomicCAS",
+     .why = LOCK_ORDER},
+    {"SpinLock::unlock", .orderings = 1, .fresh_accesses = 1, .fence_before = "atomicExch",
+     .why = UNLOCK_ORDER})
 
 #define ONE_CAS_PER_GRID "only an atomic (atomicCAS) lets exactly one thread see the flag unset"
 #define ONE_CAS_PER_BLOCK \
@@ -1036,7 +1038,8 @@ WB_SOURCE_RULES_TEST(atomics_source, stage4_barriers,
     "the new node's link must be visible (a __threadfence, or a release) before the " \
     "atomicCAS that makes the node reachable; otherwise a reader may follow a stale link"
 WB_SOURCE_RULES_TEST(atomics_source, stage5_memory_order,
-    {"list_insert_kernel", .orderings = 1, .fresh_accesses = 1, .why = LINK_BEFORE_CAS})
+    {"list_insert_kernel", .orderings = 1, .fresh_accesses = 1, .fence_before = "atomicCAS",
+     .why = LINK_BEFORE_CAS})
 
 #define NODE_LOCK_ORDER \
     "take the node's lock with an atomic (atomicCAS, or compare_exchange), as an acquire " \
@@ -1047,8 +1050,10 @@ WB_SOURCE_RULES_TEST(atomics_source, stage5_memory_order,
     "atomicExch), not a plain or relaxed store: the links written under the lock must be " \
     "visible before the lock is seen free"
 WB_SOURCE_RULES_TEST(atomics_source, stage6_memory_order,
-    {"NodeLock::lock", .orderings = 1, .fresh_accesses = 1, .why = NODE_LOCK_ORDER},
-    {"NodeLock::unlock", .orderings = 1, .fresh_accesses = 1, .why = NODE_UNLOCK_ORDER})
+    {"NodeLock::lock", .orderings = 1, .fresh_accesses = 1, .fence_after = "atomicCAS",
+     .why = NODE_LOCK_ORDER},
+    {"NodeLock::unlock", .orderings = 1, .fresh_accesses = 1, .fence_before = "atomicExch",
+     .why = NODE_UNLOCK_ORDER})
 
 /* --------------------------------------------------------------- timing */
 
