@@ -1025,8 +1025,10 @@ WB_SOURCE_RULES_TEST(sync_up_source, stage2_memory_order,
 
 WB_SOURCE_RULES_TEST(sync_up_source, stage3_memory_order,
     {"handshake_ask", .orderings = 2, .fresh_accesses = 1, .why = ASK_WHY},
-    {"handshake_wait", .orderings = 1, .fresh_accesses = 1, .why = WAIT_WHY},
-    {"handshake_answer", .orderings = 1, .fresh_accesses = 1, .why = ANSWER_WHY})
+    {"handshake_wait", .orderings = 1, .fresh_accesses = 1, .fence_after = "load",
+     .why = WAIT_WHY},
+    {"handshake_answer", .orderings = 1, .fresh_accesses = 1, .fence_before = "store",
+     .why = ANSWER_WHY})
 
 /* Stage 4: the one place in the lab where the fence decides the result. */
 #define MAXIMUM_ORDER                                                                           \
