@@ -516,20 +516,23 @@ Test(scan, stage4_look_back_stops_at_prefix,
 Test(scan, stage4_aggregate_before_look_back,
      .description = "tile 1 publishes its aggregate before tile 0 has published anything")
 {
-    /* Tile 0 waits up to 200 us for tile 1's flag before it publishes its
-     * own prefix: a decoupled tile 1 publishes its aggregate at once; one
-     * that waits for tile 0 first (a chained scan) is still TILE_EMPTY. */
+    /* Tile 0 waits up to 2 ms for tile 1's flag before it publishes its
+     * own prefix: a decoupled tile 1 publishes its aggregate at once (and
+     * the wait ends there); one that waits for tile 0 first (a chained
+     * scan) is still TILE_EMPTY. Long, so that another process on the GPU
+     * cannot delay tile 1 past it; a hundred times longer under the tools. */
     static const unsigned v0 = 0x12345678u, v1 = 0xfedcba98u;
+    const int wait_us = wb_under_sanitizer() ? 200000 : 2000;
     scan_publish_probe *d_probe = wb_guarded_malloc(sizeof(scan_publish_probe));
     scan_publish_probe probe;
     wb_poison_ints((int *)d_probe, sizeof probe / sizeof(int));
-    scan_publish_order_probe(v0, v1, 200, d_probe);
+    scan_publish_order_probe(v0, v1, wait_us, d_probe);
     wb_fetch(&probe, d_probe, sizeof probe, "publish order, tile 1's status");
     cr_assert(probe.flag_seen == TILE_AGGREGATE && probe.value_seen == v1,
-              "tile 1, with aggregate %u, while tile 0 had published nothing for 200 us: its "
+              "tile 1, with aggregate %u, while tile 0 had published nothing for %d us: its "
               "flag was %u (%s), expected TILE_AGGREGATE (%u) with the aggregate%s. Classic "
               "mistakes: %s " WB_SEED_HINT,
-              v1, probe.flag_seen,
+              v1, wait_us, probe.flag_seen,
               probe.flag_seen == TILE_EMPTY ? "TILE_EMPTY" : probe.flag_seen == TILE_PREFIX
                                                                  ? "TILE_PREFIX"
                                                                  : "no flag",
