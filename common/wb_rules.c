@@ -448,12 +448,62 @@ static void count_definition(const char *text, const char *params, const char *b
     k->least = k->definitions++ ? least_of(k->least, c) : c;
 }
 
+/* Where an ordering must stand (rule->fence_after, rule->fence_before):
+ * whether some definition has none there. */
+typedef struct {
+    const wb_source_rule *rule;
+    bool misplaced;
+} placing;
+
+static void place_definition(const char *text, const char *params, const char *body,
+                             const char *end, void *arg)
+{
+    (void)params;
+    placing *k = arg;
+    const wb_source_rule *r = k->rule;
+    const char *from = body, *to = end;
+    if (r->fence_after) {
+        const char *after = wb_find_word(body, end, r->fence_after);
+        if (!after)
+            return;   // written another way: not judged here
+        from = after + strlen(r->fence_after);
+    }
+    if (r->fence_before) {
+        const char *before = wb_find_word(from, end, r->fence_before);
+        if (!before)
+            return;
+        for (to = before; to < end && *to != ';'; to++)   // the end of its statement
+            ;
+    }
+    counts c = {0, 0, 0, 0};
+    visited v = {{body}, 1, 4096};
+    count_body(text, from, to, r->scope, &v, &c);
+    if (c.orderings == 0)
+        k->misplaced = true;
+}
+
+/* "between take_turn and atomicAdd", "after atomicCAS", "before atomicExch". */
+static void describe_place(const wb_source_rule *r, char *place, size_t size)
+{
+    if (r->fence_after && r->fence_before)
+        snprintf(place, size, "between %s and %s", r->fence_after, r->fence_before);
+    else if (r->fence_after)
+        snprintf(place, size, "after %s", r->fence_after);
+    else
+        snprintf(place, size, "before %s (or in its statement)", r->fence_before);
+}
+
 /* The first problem of rule r in text (one architecture's), or false. */
 static bool rule_problem(const char *text, const wb_source_rule *r, char *problem, size_t size)
 {
     counting k = {r, {0, 0, 0, 0}, 0};
     wb_each_definition(text, r, count_definition, &k);
     counts c = k.least;
+    placing place = {r, false};
+    if (r->fence_after || r->fence_before)
+        wb_each_definition(text, r, place_definition, &place);
+    char where[160];
+    describe_place(r, where, sizeof where);
     if (!k.definitions)
         snprintf(problem, size, "is not in the file (keep the skeleton's function names)");
     else if (r->scope == WB_DEVICE_SCOPE && c.narrow)
@@ -468,6 +518,10 @@ static bool rule_problem(const char *text, const wb_source_rule *r, char *proble
     else if (c.barriers < r->barriers)
         snprintf(problem, size, "has %d barrier(s) (__syncthreads, __syncwarp), it needs %d",
                  c.barriers, r->barriers);
+    else if (place.misplaced)
+        snprintf(problem, size, "has its fence(s) or acquire/release operation(s)%s in the "
+                 "wrong place: none stands %s", r->scope == WB_BLOCK_SCOPE ? "" :
+                 " of device scope", where);
     else if (r->shared && wb_barrier_problem(text, r, problem, size))
         ;
     else

@@ -35,13 +35,35 @@ static test_mode mode(void)
  * its work on the GPU at all. */
 static unsigned long long launches;
 
-#define WB_WRAP_LAUNCH(name, params, args)                                  \
-    cudaError_t __real_##name params;                                       \
-    cudaError_t __wrap_##name params;                                       \
-    cudaError_t __wrap_##name params                                        \
-    {                                                                       \
-        launches++;                                                         \
-        return __real_##name args;                                          \
+/* The call log of wb_test.h: the launches and the prefetches. */
+static wb_runtime_call call_log[WB_CALL_LOG_SIZE];
+static size_t calls_logged, calls_past_log;
+
+static void log_call(wb_runtime_call call)
+{
+    if (calls_logged < WB_CALL_LOG_SIZE)
+        call_log[calls_logged++] = call;
+    else
+        calls_past_log++;
+}
+
+void wb_call_log_clear(void) { calls_logged = calls_past_log = 0; }
+
+const wb_runtime_call *wb_call_log(size_t *count, size_t *more)
+{
+    *count = calls_logged;
+    *more = calls_past_log;
+    return call_log;
+}
+
+#define WB_WRAP_LAUNCH(name, params, args, launch_stream)                       \
+    cudaError_t __real_##name params;                                           \
+    cudaError_t __wrap_##name params;                                           \
+    cudaError_t __wrap_##name params                                            \
+    {                                                                           \
+        launches++;                                                             \
+        log_call((wb_runtime_call){.kind = WB_CALL_LAUNCH, .stream = launch_stream}); \
+        return __real_##name args;                                              \
     }
 
 #define WB_KERNEL_PARAMS \
@@ -52,14 +74,29 @@ static unsigned long long launches;
 #define WB_EX_PARAMS (const cudaLaunchConfig_t *config, const void *kernel, void **args)
 #define WB_EX_ARGS (config, kernel, args)
 
-WB_WRAP_LAUNCH(__cudaLaunchKernel, WB_KERNEL_PARAMS, WB_LAUNCH_ARGS)
-WB_WRAP_LAUNCH(__cudaLaunchKernel_ptsz, WB_KERNEL_PARAMS, WB_LAUNCH_ARGS)
-WB_WRAP_LAUNCH(cudaLaunchKernel, WB_FUNC_PARAMS, WB_LAUNCH_ARGS)
-WB_WRAP_LAUNCH(cudaLaunchKernel_ptsz, WB_FUNC_PARAMS, WB_LAUNCH_ARGS)
-WB_WRAP_LAUNCH(cudaLaunchCooperativeKernel, WB_FUNC_PARAMS, WB_LAUNCH_ARGS)
-WB_WRAP_LAUNCH(cudaLaunchCooperativeKernel_ptsz, WB_FUNC_PARAMS, WB_LAUNCH_ARGS)
-WB_WRAP_LAUNCH(cudaLaunchKernelExC, WB_EX_PARAMS, WB_EX_ARGS)
-WB_WRAP_LAUNCH(cudaLaunchKernelExC_ptsz, WB_EX_PARAMS, WB_EX_ARGS)
+WB_WRAP_LAUNCH(__cudaLaunchKernel, WB_KERNEL_PARAMS, WB_LAUNCH_ARGS, stream)
+WB_WRAP_LAUNCH(__cudaLaunchKernel_ptsz, WB_KERNEL_PARAMS, WB_LAUNCH_ARGS, stream)
+WB_WRAP_LAUNCH(cudaLaunchKernel, WB_FUNC_PARAMS, WB_LAUNCH_ARGS, stream)
+WB_WRAP_LAUNCH(cudaLaunchKernel_ptsz, WB_FUNC_PARAMS, WB_LAUNCH_ARGS, stream)
+WB_WRAP_LAUNCH(cudaLaunchCooperativeKernel, WB_FUNC_PARAMS, WB_LAUNCH_ARGS, stream)
+WB_WRAP_LAUNCH(cudaLaunchCooperativeKernel_ptsz, WB_FUNC_PARAMS, WB_LAUNCH_ARGS, stream)
+WB_WRAP_LAUNCH(cudaLaunchKernelExC, WB_EX_PARAMS, WB_EX_ARGS, config->stream)
+WB_WRAP_LAUNCH(cudaLaunchKernelExC_ptsz, WB_EX_PARAMS, WB_EX_ARGS, config->stream)
+
+#define WB_WRAP_PREFETCH(name)                                                          \
+    cudaError_t __real_##name(const void *ptr, size_t bytes, struct cudaMemLocation where, \
+                              unsigned flags, cudaStream_t stream);                     \
+    cudaError_t __wrap_##name(const void *ptr, size_t bytes, struct cudaMemLocation where, \
+                              unsigned flags, cudaStream_t stream);                     \
+    cudaError_t __wrap_##name(const void *ptr, size_t bytes, struct cudaMemLocation where, \
+                              unsigned flags, cudaStream_t stream)                      \
+    {                                                                                   \
+        log_call((wb_runtime_call){WB_CALL_PREFETCH, ptr, bytes, (int)where.type, stream}); \
+        return __real_##name(ptr, bytes, where, flags, stream);                         \
+    }
+
+WB_WRAP_PREFETCH(cudaMemPrefetchAsync)
+WB_WRAP_PREFETCH(cudaMemPrefetchAsync_ptsz)
 
 /* ------------------------------------------------------------ recording */
 

@@ -126,6 +126,29 @@ void wb_guarded_free(void *p);
  * it, so the tests still order block sizes so that leftovers are wrong). */
 void wb_dirty_shared_memory(void);
 
+/* ----------------------------------------------------- runtime call log */
+
+/* The test binaries are linked with --wrap for the runtime's kernel
+ * launches and for cudaMemPrefetchAsync (common/meson.build): each such call
+ * of the process is logged, in the order issued, so that a test can check
+ * where a call stands (a prefetch before or after the kernel it serves),
+ * which no result shows. The log keeps the first WB_CALL_LOG_SIZE calls
+ * since wb_call_log_clear(); pointers differ between processes, so a test
+ * observes what it makes of them (wb_observe_str), not the log. */
+#define WB_CALL_LOG_SIZE 64
+typedef enum { WB_CALL_LAUNCH, WB_CALL_PREFETCH } wb_call_kind;
+typedef struct {
+    wb_call_kind kind;
+    const void *ptr;     /* a prefetch: its range, where to (a cudaMemLocationType) */
+    size_t bytes;
+    int location_type;
+    cudaStream_t stream;   /* either: the stream it was issued on */
+} wb_runtime_call;
+void wb_call_log_clear(void);
+/* The calls logged since the last clear (*count of them, at most
+ * WB_CALL_LOG_SIZE); *more: how many came after the log was full. */
+const wb_runtime_call *wb_call_log(size_t *count, size_t *more);
+
 /* ------------------------------------- fresh inputs for every timed run */
 
 /* What a graded timing test gives each timed repetition (wb_time_gpu_reps
@@ -206,7 +229,13 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
  * separate: every read from the writes before it, every write from the
  * reads before it (a loop's body is taken twice, so that one iteration's
  * reads come before the next one's writes), and each iteration of a loop
- * that writes it from the next. `why` names the mistake for the learner. */
+ * that writes it from the next. `fence_after` and `fence_before` say where
+ * one of the orderings must stand, by the words around it: after the first
+ * `fence_after` in the function's body (a call such as "take_turn"), and
+ * before the end of the statement that holds the first `fence_before` after
+ * that ("atomicAdd"); either may be left out (the body's start, its end).
+ * Where the body has no such word (another way of writing it), that place
+ * is not checked. `why` names the mistake for the learner. */
 typedef enum { WB_DEVICE_SCOPE, WB_BLOCK_SCOPE } wb_scope;
 enum {
     WB_READ_AFTER_WRITE = 1,   /* a barrier between a write and every later read */
@@ -221,6 +250,7 @@ typedef struct {
     wb_scope scope;         /* WB_BLOCK_SCOPE: __threadfence_block() counts as a fence */
     const char *shared;     /* the shared memory the barriers protect, names separated by spaces */
     int protects;           /* WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ | WB_EACH_ITERATION */
+    const char *fence_after, *fence_before;   /* where an ordering must stand (words) */
     const char *why;        /* the mistake, in the learner's words */
 } wb_source_rule;
 

@@ -137,6 +137,70 @@ Test(source_rules, a_helper_counts_at_each_call_and_recursion_ends)
                    "has 2 fence(s)");
 }
 
+/* ------------------------------------------------------ where a fence stands */
+
+/* A turn's output, then the counter: the fence must stand between them. */
+#define TURN_RULE                                                                       \
+    {"turn", .orderings = 1, .fresh_accesses = 1, .fence_after = "output",              \
+     .fence_before = "atomicAdd", .why = "between"}
+
+Test(source_rules, a_fence_between_its_words_passes)
+{
+    assert_accepted(PROBLEMS(preprocessed("__device__ void turn(int *out, int *next) {\n"
+                                          "    output(out);\n"
+                                          "    __threadfence();\n"
+                                          "    atomicAdd(next, 1);\n"
+                                          "}\n"),
+                             TURN_RULE));
+}
+
+Test(source_rules, a_fence_in_the_wrong_place_fails)
+{
+    assert_refused(PROBLEMS(preprocessed("__device__ void turn(int *out, int *next) {\n"
+                                         "    __threadfence();\n"
+                                         "    output(out);\n"
+                                         "    atomicAdd(next, 1);\n"
+                                         "}\n"),
+                            TURN_RULE),
+                   "none stands between output and atomicAdd");
+    assert_refused(PROBLEMS(preprocessed("__device__ void turn(int *out, int *next) {\n"
+                                         "    output(out);\n"
+                                         "    atomicAdd(next, 1);\n"
+                                         "    __threadfence();\n"
+                                         "}\n"),
+                            TURN_RULE),
+                   "wrong place");
+}
+
+Test(source_rules, a_release_in_the_statement_or_another_way_of_writing_passes)
+{
+    /* The release is the counter's own store; no atomicAdd at all: the
+     * place is not judged, the counts still are. */
+    assert_accepted(PROBLEMS(preprocessed("__device__ void turn(int *out, int *next) {\n"
+                                          "    output(out);\n"
+                                          "    cuda::atomic_ref<int, cuda::thread_scope_device> n(*next);\n"
+                                          "    n.fetch_add(1, cuda::memory_order_release);\n"
+                                          "}\n"),
+                             TURN_RULE));
+    assert_refused(PROBLEMS(preprocessed("__device__ void turn(int *out, int *next) {\n"
+                                         "    output(out);\n"
+                                         "    atomicAdd(next, 1);\n"
+                                         "}\n"),
+                            TURN_RULE),
+                   "has 0 fence(s)");
+}
+
+Test(source_rules, a_fence_in_a_helper_between_its_words_counts)
+{
+    assert_accepted(PROBLEMS(preprocessed("__device__ void fence() { __threadfence(); }\n"
+                                          "__device__ void turn(int *out, int *next) {\n"
+                                          "    output(out);\n"
+                                          "    fence();\n"
+                                          "    atomicAdd(next, 1);\n"
+                                          "}\n"),
+                             TURN_RULE));
+}
+
 Test(source_rules, a_decoy_definition_does_not_count)
 {
     assert_refused(PROBLEMS(preprocessed("namespace unused {\n"

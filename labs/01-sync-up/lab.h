@@ -67,6 +67,9 @@ void handshake_chain(const int *input, int *down, int *up, int *order, int block
  * its store was visible, or read past the last block's, shows as this. */
 #define GRID_MAXIMUM_STALE 0x7F7F7F7F
 void grid_maximum(const int *in, int n, int *result, int blocks, int threads, int print);
+/* The ticket counter max_tickets as the launches so far left it (waits for
+ * them): 0 when each launch's last block reset it. For the tests. */
+unsigned grid_maximum_tickets(void);
 
 /* Stage 5: work donation. Element i of work[0 .. n-1] (n >= 1, every
  * work[i] in 0 .. DONATION_MAX_K) is the work of one thread. With

@@ -459,6 +459,24 @@ static void assert_maximum(int got, int expected, bool all_negative, bool after_
               got, expected, hint, wb_seed());
 }
 
+/* After a launch with the right maximum: the ticket counter must be back at
+ * 0, set there by the block that drew the last ticket. A reset at the start
+ * of the kernel leaves gridDim.x (and loses the tickets drawn before it),
+ * which the next launch's result only sometimes shows. */
+static void assert_tickets_reset(const char *what)
+{
+    char label[220];
+    snprintf(label, sizeof label, "%s: max_tickets after the launch", what);
+    unsigned tickets = (unsigned)wb_observe_int(label, (int)grid_maximum_tickets());
+    cr_assert(tickets == 0,
+              "%s: max_tickets is %u after the launch, not back at 0 for the next one: the "
+              "block that draws the last ticket must set it to 0 once it has read the partial "
+              "results (or count with atomicInc(&max_tickets, gridDim.x - 1)). A reset at the "
+              "start of the kernel is too early: blocks may draw their tickets before it, and "
+              "nothing resets the count they leave " WB_SEED_HINT,
+              what, tickets, wb_seed());
+}
+
 /* One launch on in[0 .. n-1] (host), its result observed. */
 static int launched_maximum(const int *in, int n, int blocks, int threads, const char *what)
 {
@@ -516,6 +534,7 @@ Test(sync_up, stage4_maximum, .timeout = 60,
                      : "the last block's first element");
             int got = launched_maximum(in, m.n, m.blocks, m.threads, what);
             assert_maximum(got, cpu_maximum(in, m.n), false, c > 0 || p > 0, what);
+            assert_tickets_reset(what);
         }
         free(in);
     }
@@ -980,13 +999,13 @@ WB_SOURCE_RULES_TEST(sync_up_source, stage0_barriers,
 
 WB_SOURCE_RULES_TEST(sync_up_source, stage1_memory_order,
     {"ordered_stage1", .orderings = 1, .fresh_accesses = 1, .barriers = 1, .scope = WB_BLOCK_SCOPE,
-     .why = "a volatile counter (or the compiler may spin on a register copy), a barrier after "
+     .fence_after = "take_turn", .fence_before = "next", .why = "a volatile counter (or the compiler may spin on a register copy), a barrier after "
             "thread 0 sets it, and a fence (__threadfence_block or a release store) between the "
             "turn's output and the counter's next value"})
 
 WB_SOURCE_RULES_TEST(sync_up_source, stage2_memory_order,
-    {"ordered_stage2", .orderings = 1, .fresh_accesses = 2,
-     .why = "every SM must see a turn's output before the counter moves: a device-wide fence "
+    {"ordered_stage2", .orderings = 1, .fresh_accesses = 2, .fence_after = "take_turn",
+     .fence_before = "grid_next", .why = "every SM must see a turn's output before the counter moves: a device-wide fence "
             "(__threadfence, not _block) or a release; the spin reads the counter fresh "
             "(volatile or an atomic load) and the owner moves it with an atomic"})
 
@@ -1006,16 +1025,22 @@ WB_SOURCE_RULES_TEST(sync_up_source, stage2_memory_order,
 
 WB_SOURCE_RULES_TEST(sync_up_source, stage3_memory_order,
     {"handshake_ask", .orderings = 2, .fresh_accesses = 1, .why = ASK_WHY},
-    {"handshake_wait", .orderings = 1, .fresh_accesses = 1, .why = WAIT_WHY},
-    {"handshake_answer", .orderings = 1, .fresh_accesses = 1, .why = ANSWER_WHY})
+    {"handshake_wait", .orderings = 1, .fresh_accesses = 1, .fence_after = "load",
+     .why = WAIT_WHY},
+    {"handshake_answer", .orderings = 1, .fresh_accesses = 1, .fence_before = "store",
+     .why = ANSWER_WHY})
 
 /* Stage 4: the one place in the lab where the fence decides the result. */
+#define MAXIMUM_ORDER                                                                           \
+    "a device-wide fence (__threadfence(), or a release) between storing the block's partial " \
+    "result and taking the ticket, or the last block may read the partial before it is "       \
+    "visible; another (or an acquire) between drawing the last ticket and reading partial[]; " \
+    "and the ticket an atomic"
 WB_SOURCE_RULES_TEST(sync_up_source, stage4_memory_order,
-    {"maximum_stage4", .orderings = 2, .fresh_accesses = 1,
-     .why = "a device-wide fence (__threadfence(), or a release) between storing the block's "
-            "partial result and taking the ticket, or the last block may read the partial "
-            "before it is visible; another (or an acquire) between drawing the last ticket and "
-            "reading partial[]; and the ticket an atomic"})
+    {"maximum_stage4", .orderings = 2, .fresh_accesses = 1, .fence_after = "partial",
+     .fence_before = "max_tickets", .why = MAXIMUM_ORDER},
+    {"maximum_stage4", .fence_after = "max_tickets", .fence_before = "partial",
+     .why = MAXIMUM_ORDER})
 
 /* Stage 5: the grid's barrier and the two atomics. */
 WB_SOURCE_RULES_TEST(sync_up_source, stage5_atomics,

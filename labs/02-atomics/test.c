@@ -399,6 +399,96 @@ typedef struct {
     int room;   /* capacity = the longest list + room */
 } worklist_shape;
 
+/* How a version lays its items out, the mark of its method: one atomic
+ * reserves a range for a whole group of threads (a thread, a warp, a
+ * block), which the group fills in its own order. Per item there is no
+ * such range. */
+typedef struct {
+    int group;          /* threads that share one reservation: 1, 32 or the block */
+    bool round_major;   /* item k of every lane before item k + 1 of any (per warp) */
+    const char *method;
+} push_layout;
+
+static push_layout layout_of(push_version version, int block_size)
+{
+    switch (version) {
+    case PUSH_PER_THREAD:
+        return (push_layout){1, false, "push_per_thread reserves a thread's items with one "
+                                       "atomicAdd, and write_items fills that range in order "
+                                       "(an atomic per item spreads them out)"};
+    case PUSH_PER_WARP:
+        return (push_layout){32, true, "one atomic per warp reserves the warp's total (not one "
+                                       "per lane or per item), and in round k the lanes with an "
+                                       "item k write it at consecutive positions, by rank (not "
+                                       "each lane its own items one after the other)"};
+    case PUSH_PREFIX_SUM:
+        return (push_layout){block_size, false,
+                             "one atomic per block reserves the block's total, and each thread "
+                             "writes its items from the block's start plus its exclusive "
+                             "prefix (the sum of the counts of the threads before it)"};
+    default:
+        return (push_layout){0, false, ""};
+    }
+}
+
+/* The items of threads first .. last - 1 in the order their method writes
+ * them; returns how many. */
+static int group_items(push_layout layout, const int *counts, int first, int last, int *items)
+{
+    int n = 0;
+    if (layout.round_major) {
+        for (int k = 0; k < WORKLIST_MAX_PUSH; k++)
+            for (int t = first; t < last; t++)
+                if (k < counts[t])
+                    items[n++] = worklist_item(t, k);
+    } else {
+        for (int t = first; t < last; t++)
+            for (int k = 0; k < counts[t]; k++)
+                items[n++] = worklist_item(t, k);
+    }
+    return n;
+}
+
+/* Each group's items, in the order its method writes them, must stand at
+ * consecutive positions of its list. unsorted: the lists as fetched, each
+ * item in them exactly once (checked before). */
+static void check_push_layout(push_version version, const char *what, const int *unsorted,
+                              int capacity, const int *counts, int threads, int lists,
+                              int block_size)
+{
+    push_layout layout = layout_of(version, block_size);
+    if (layout.group == 0)
+        return;
+    int *position = host_ints((size_t)threads * WORKLIST_MAX_PUSH);
+    for (int l = 0; l < lists; l++)
+        for (int i = 0; i < capacity; i++) {
+            int item = unsorted[(size_t)l * capacity + i];
+            if (item >= 0 && item < threads * WORKLIST_MAX_PUSH)
+                position[item] = i;
+        }
+    int *items = host_ints((size_t)layout.group * WORKLIST_MAX_PUSH);
+    const char *group = layout.group == 1 ? "thread" : layout.group == 32 ? "warp" : "block";
+    for (int first = 0; first < threads; first += layout.group) {
+        int last = first + layout.group < threads ? first + layout.group : threads;
+        int n = group_items(layout, counts, first, last, items);
+        const int *list = unsorted + (size_t)(first / block_size % lists) * capacity;
+        int start = n ? position[items[0]] : 0;
+        for (int j = 0; j < n; j++) {
+            int at = start + j;
+            cr_assert(at < capacity && list[at] == items[j],
+                      "%s: the items of %s %d do not fill one range of its list in the order "
+                      "its method writes them: thread %d's item %d belongs at position %d, "
+                      "right after the %d before it, and is at %d. The right items by another "
+                      "method: %s " WB_SEED_HINT,
+                      what, group, first / layout.group, items[j] / WORKLIST_MAX_PUSH,
+                      items[j] % WORKLIST_MAX_PUSH, at, j, position[items[j]], layout.method,
+                      wb_seed());
+        }
+    }
+    free(items);
+    free(position);
+}
+
 static void check_worklist(push_version version, int threads, const worklist_shape *shape)
 {
     int lists = shape->lists, block_size = shape->block_size;
@@ -425,6 +515,8 @@ static void check_worklist(push_version version, int threads, const worklist_sha
     int *got_size = fetch_output(sizes, lists, label);
     snprintf(label, sizeof label, "%s: items", what);
     int *got = fetch_output(items, total, label);
+    int *unsorted = host_ints(total);   /* the lists are sorted in place below */
+    memcpy(unsorted, got, sizeof(int) * total);
     for (int l = 0; l < lists; l++)
         cr_assert(got_size[l] >= 0 && got_size[l] <= capacity,
                   "%s: list %d says it holds %d items, but its capacity is %d: a list must "
@@ -458,6 +550,8 @@ static void check_worklist(push_version version, int threads, const worklist_sha
                     "position is where its warp's or block's range starts (broadcast to every "
                     "lane) plus its rank among the lanes pushing in that round");
     }
+    check_push_layout(version, what, unsorted, capacity, counts, threads, lists, block_size);
+    free(unsorted);
     free(counts);
     free(expected_size);
     free(got);
@@ -920,8 +1014,10 @@ WB_SOURCE_RULES_TEST(atomics_source, stage1_barriers,
     "a fence (or release) so that the critical section's writes are visible before the " \
     "lock is, then free it with an atomic (atomicExch), not a plain store"
 WB_SOURCE_RULES_TEST(atomics_source, stage2_memory_order,
-    {"SpinLock::lock", .orderings = 1, .fresh_accesses = 1, .why = LOCK_ORDER},
-    {"SpinLock::unlock", .orderings = 1, .fresh_accesses = 1, .why = UNLOCK_ORDER})
+    {"SpinLock::lock", .orderings = 1, .fresh_accesses = 1, .fence_after = "atomicCAS",
+     .why = LOCK_ORDER},
+    {"SpinLock::unlock", .orderings = 1, .fresh_accesses = 1, .fence_before = "atomicExch",
+     .why = UNLOCK_ORDER})
 
 #define ONE_CAS_PER_GRID "only an atomic (atomicCAS) lets exactly one thread see the flag unset"
 #define ONE_CAS_PER_BLOCK \
@@ -942,7 +1038,8 @@ WB_SOURCE_RULES_TEST(atomics_source, stage4_barriers,
     "the new node's link must be visible (a __threadfence, or a release) before the " \
     "atomicCAS that makes the node reachable; otherwise a reader may follow a stale link"
 WB_SOURCE_RULES_TEST(atomics_source, stage5_memory_order,
-    {"list_insert_kernel", .orderings = 1, .fresh_accesses = 1, .why = LINK_BEFORE_CAS})
+    {"list_insert_kernel", .orderings = 1, .fresh_accesses = 1, .fence_before = "atomicCAS",
+     .why = LINK_BEFORE_CAS})
 
 #define NODE_LOCK_ORDER \
     "take the node's lock with an atomic (atomicCAS, or compare_exchange), as an acquire " \
@@ -953,8 +1050,10 @@ WB_SOURCE_RULES_TEST(atomics_source, stage5_memory_order,
     "atomicExch), not a plain or relaxed store: the links written under the lock must be " \
     "visible before the lock is seen free"
 WB_SOURCE_RULES_TEST(atomics_source, stage6_memory_order,
-    {"NodeLock::lock", .orderings = 1, .fresh_accesses = 1, .why = NODE_LOCK_ORDER},
-    {"NodeLock::unlock", .orderings = 1, .fresh_accesses = 1, .why = NODE_UNLOCK_ORDER})
+    {"NodeLock::lock", .orderings = 1, .fresh_accesses = 1, .fence_after = "atomicCAS",
+     .why = NODE_LOCK_ORDER},
+    {"NodeLock::unlock", .orderings = 1, .fresh_accesses = 1, .fence_before = "atomicExch",
+     .why = NODE_UNLOCK_ORDER})
 
 /* --------------------------------------------------------------- timing */
 

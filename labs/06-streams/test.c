@@ -210,6 +210,27 @@ static void check_host_guards(const problem *p, const char *what)
                       side ? "past the end of" : "before the start of", p->n, wb_seed());
 }
 
+/* An element of host->z that came back as its own y input, where a * x
+ * moves it by more than the rounding of `repeat` steps could take back: the
+ * kernel's result never reached it. Its segment's kernel ran before the
+ * copy in (on another stream, which does not wait for it), or the copy out
+ * before the kernel, or no kernel ran on it. */
+static void assert_kernel_result_copied(const problem *p, int run, int segments,
+                                        const char *what)
+{
+    for (int i = 0; i < p->n; i++) {
+        double e = p->expected[run][i], y = p->y[i];
+        bool y_differs = fabs(e - y) > 2 * tolerance(p->repeat) * (fabs(e) + fabs(y));
+        cr_assert(!(y_differs && memcmp(&p->z[i], &p->y[i], sizeof(float)) == 0),
+                  "%s: host->z[%d] (segment %d) came back as y's input, %g, not a * x + y = %g: "
+                  "the kernel's result never reached it. Its kernel ran before its copy in, or "
+                  "its copy out before its kernel (a kernel on another stream than its "
+                  "segment's copies: segment k's three steps all go on stream k %% S), or no "
+                  "kernel ran on its segment " WB_SEED_HINT,
+                  what, i, segment_holding(p->n, segments, i), p->z[i], e, wb_seed());
+    }
+}
+
 /* Everything one run of a version left behind: host->z exact or within the
  * tolerance, no guard zone touched. */
 static void check_run(const problem *p, saxpy_device *dev, int run, int segments,
@@ -217,6 +238,7 @@ static void check_run(const problem *p, saxpy_device *dev, int run, int segments
 {
     wb_observe(what, p->z, sizeof(float) * (size_t)p->n);
     assert_no_nan(p->z, p->n, segments, what);
+    assert_kernel_result_copied(p, run, segments, what);
     wb_assert_rel_error_below(p->z, p->expected[run], (size_t)p->n, tolerance(p->repeat), what);
     check_host_guards(p, what);
     wb_guarded_check(dev->x, what);
@@ -824,6 +846,94 @@ static void check_prefetched(const char *array, const float *data, int n, bool t
               "one by one " WB_SEED_HINT, array, where, to_gpu ? "kernel" : "host", wb_seed());
 }
 
+/* The prefetches and launches version 5 issued, in order, from the call
+ * log (wb_test.h): "x>gpu", "y>host", ... for a prefetch of a whole array
+ * ("x(part)>gpu" for part of it, "other>gpu" for any other range), "kernel"
+ * for a launch, each followed by its stream ("@stream0" for dev->stream[0],
+ * "@default" for the default stream, "@other"), separated by spaces. */
+static void describe_calls(const saxpy_device *dev, char *text, size_t capacity)
+{
+    size_t count, more, used = 0, whole = sizeof(float) * (size_t)dev->n;
+    const wb_runtime_call *call = wb_call_log(&count, &more);
+    text[0] = '\0';
+    for (size_t k = 0; k < count && used < capacity; k++) {
+        cudaStream_t s = call[k].stream;
+        const char *stream = s == dev->stream[0] ? "stream0"
+                             : s == NULL || s == cudaStreamLegacy || s == cudaStreamPerThread
+                                 ? "default"
+                                 : "other";
+        const char *array = call[k].ptr == dev->x ? "x" : call[k].ptr == dev->y ? "y" : "other";
+        const char *part = call[k].bytes < whole && strcmp(array, "other") != 0 ? "(part)" : "";
+        const char *where = call[k].location_type == cudaMemLocationTypeDevice ? "gpu" : "host";
+        if (call[k].kind == WB_CALL_LAUNCH)
+            used += snprintf(text + used, capacity - used, "%skernel@%s", k ? " " : "", stream);
+        else
+            used += snprintf(text + used, capacity - used, "%s%s%s>%s@%s", k ? " " : "", array,
+                             part, where, stream);
+    }
+}
+
+/* Whether `call` ("y>gpu") stands in text before its first "kernel"
+ * (before = true), or after its last one. */
+static bool issued(const char *text, const char *call, bool before)
+{
+    const char *first_kernel = strstr(text, "kernel"), *last_kernel = first_kernel;
+    for (const char *k = first_kernel; k; k = strstr(k + 1, "kernel"))
+        last_kernel = k;
+    if (!first_kernel)
+        return false;
+    if (!before)
+        return strstr(last_kernel, call) != NULL;
+    for (const char *c = strstr(text, call); c; c = strstr(c + 1, call))
+        if (c < first_kernel)
+            return true;
+    return false;
+}
+
+/* Each prefetch where the lesson puts it: x and y to the GPU before the
+ * kernel, y back to the host after it. The results and the last prefetch
+ * of each array (check_prefetched) cannot show it: y never prefetched to the
+ * GPU, or prefetched back before the kernel, leaves the kernel to fault its
+ * pages over one at a time, right results, only slower. */
+static void check_prefetch_order(const saxpy_device *dev)
+{
+    char calls[WB_CALL_LOG_SIZE * 16];
+    describe_calls(dev, calls, sizeof calls);
+    wb_observe_str("version 5's prefetches and launches, in order", calls, sizeof calls);
+    cr_assert(strstr(calls, "kernel"), "version 5 issued no kernel launch that the test saw "
+              "(its calls: %s) " WB_SEED_HINT, calls, wb_seed());
+    cr_assert(!strstr(calls, "@default") && !strstr(calls, "@other"),
+              "version 5 issued a prefetch or its kernel on another stream than dev->stream[0] "
+              "(its calls, in order: %s): issue all of them on dev->stream[0] (lab.h), whose "
+              "order is what makes the kernel wait for its prefetches and the prefetch back "
+              "wait for the kernel; the legacy default stream waits for every stream of the "
+              "program, another stream for none of them " WB_SEED_HINT, calls, wb_seed());
+    static const struct {
+        const char *call;
+        bool before;
+        const char *why;
+    } wanted[] = {
+        {"x>gpu", true, "the kernel reads all of x: without it, it faults x's pages over one at "
+                        "a time"},
+        {"y>gpu", true, "the kernel reads and writes all of y: without it, it faults y's pages "
+                        "over one at a time (the result stays right, only the time shows it)"},
+        {"y>host", false, "issued before the kernel, the prefetch back moves y's pages to the "
+                          "host while the kernel still needs them: the kernel faults them back, "
+                          "and the host faults them over again"},
+    };
+    for (size_t k = 0; k < sizeof wanted / sizeof wanted[0]; k++) {
+        bool anywhere = strstr(calls, wanted[k].call) != NULL;
+        cr_assert(issued(calls, wanted[k].call, wanted[k].before),
+                  "version 5: the prefetch %s %s the kernel was %s; %s (its calls, in order: "
+                  "%s) " WB_SEED_HINT, wanted[k].call,
+                  wanted[k].before ? "before" : "after",
+                  anywhere ? (wanted[k].before ? "issued only after the kernel"
+                                               : "issued before the kernel, not after")
+                           : "never issued",
+                  wanted[k].why, calls, wb_seed());
+    }
+}
+
 Test(streams, stage5_prefetch,
      .description = "version 5 prefetches x and y to the GPU, and y back, whole arrays")
 {
@@ -833,12 +943,15 @@ Test(streams, stage5_prefetch,
     skip_without_concurrent_managed_access();
     problem p = make_problem(n, false, 1, "streams v5 prefetch");
     saxpy_device *dev = saxpy_managed_new(n, 1);
+    wb_call_log_clear();
     run_managed(&p, dev, 0, 256);
     check_managed_result(&p, dev, 0, "version 5 (n = 2^22 + 3, managed memory), prefetches");
     /* What CUDA recorded of the prefetches: x's last one went to the GPU
-     * (nothing brings it back), y's last one to the host. */
+     * (nothing brings it back), y's last one to the host; then the order
+     * they were issued in, around the kernel. */
     check_prefetched("dev->x", dev->x, n, true);
     check_prefetched("dev->y", dev->y, n, false);
+    check_prefetch_order(dev);
     saxpy_device_free(dev);
     free_problem(&p);
 }

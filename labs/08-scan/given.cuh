@@ -82,7 +82,10 @@ __device__ unsigned warps_exclusive_scan(unsigned warp_total, unsigned *totals,
                                          unsigned *block_total);
 
 // One element per thread: warp scans, then the scan of the warps' totals.
-__global__ void scan_stage2(scan_kind kind, const unsigned *in, unsigned *out, unsigned n)
+// block_totals (NULL but in the test's scan_stage2_block_totals): where
+// each thread leaves the block total it got, the second output.
+__global__ void scan_stage2(scan_kind kind, const unsigned *in, unsigned *out, unsigned n,
+                            unsigned *block_totals)
 {
     __shared__ unsigned totals[SCAN_MAX_BLOCK / 32];
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -92,6 +95,8 @@ __global__ void scan_stage2(scan_kind kind, const unsigned *in, unsigned *out, u
     unsigned before = warps_exclusive_scan(warp_total, totals, &block_total);
     if (i < n)
         out[i] = as_kind(kind, before + inclusive, x);
+    if (block_totals)
+        block_totals[i] = block_total;
 }
 
 /* -------------------------------------------- stages 3-5: tiles of vectors */
@@ -240,12 +245,8 @@ static void scan_then_propagate(scan_kind kind, const unsigned *in, unsigned *ou
 
 /* ------------------------------------------------- stages 4 and 5: status */
 
-/* What a tile has published so far (stage 4's decoupled look-back): nothing
- * yet, its aggregate (the sum of its own elements), or its inclusive prefix
- * (the sum of its elements and of every tile before it). */
-enum { TILE_EMPTY = 0, TILE_AGGREGATE = 1, TILE_PREFIX = 2 };
-
-/* Per tile: the flag, and the two values, each in a word of its own that is
+/* Per tile (lab.h: the flags TILE_EMPTY, TILE_AGGREGATE, TILE_PREFIX, and
+ * their layout in the scratch): the flag, and the two values, each in a word of its own that is
  * written once: a reader who saw the flag TILE_AGGREGATE may read the
  * aggregate while the owner is already writing the prefix. */
 typedef struct {
@@ -338,10 +339,10 @@ __global__ void __launch_bounds__(SCAN_MAX_BLOCK)
 }
 
 /* For scan_look_back_probe: the warp of block 2 looks back from tile 2 at
- * once, while block 1 publishes tile 1's aggregate after `delay` clock
+ * once, while block 1 publishes v1 with tile1_flag after `delay` clock
  * cycles and block 0 tile 0's prefix after twice as many. */
-__global__ void look_back_probe(tile_status status, unsigned v0, unsigned v1, long long delay,
-                                unsigned *result)
+__global__ void look_back_probe(tile_status status, unsigned v0, unsigned v1,
+                                unsigned tile1_flag, long long delay, unsigned *result)
 {
     if (blockIdx.x == 2) {
         unsigned prefix = look_back(status, 2);
@@ -355,9 +356,40 @@ __global__ void look_back_probe(tile_status status, unsigned v0, unsigned v1, lo
     while (clock64() - start < delay * (2 - (long long)blockIdx.x))
         ;
     if (blockIdx.x == 1)
-        publish(status, 1, TILE_AGGREGATE, v1);
+        publish(status, 1, tile1_flag, v1);
     else
         publish(status, 0, TILE_PREFIX, v0);
+}
+
+/* For scan_publish_order_probe: block 1 is tile 1 (its whole warp calls
+ * tile_exclusive_prefix); lane 0 of block 0 watches tile 1's flag for up to
+ * `delay` clock cycles and notes what it saw, then block 0 is tile 0. A
+ * tile 1 that publishes its aggregate only after its look-back is seen
+ * TILE_EMPTY; the wait ends anyway, so that it cannot deadlock. */
+__global__ void publish_order_probe(tile_status status, unsigned v0, unsigned v1,
+                                    long long delay, scan_publish_probe *result)
+{
+    unsigned lane = threadIdx.x % 32;
+    if (blockIdx.x == 1) {
+        unsigned prefix = tile_exclusive_prefix(status, 1, v1);
+        if (lane == 0)
+            result->returned = prefix;
+        return;
+    }
+    if (lane == 0) {
+        long long start = clock64();
+        unsigned flag;
+        while ((flag = device_flag(status.flag[1]).load(cuda::memory_order_acquire)) ==
+                   TILE_EMPTY &&
+               clock64() - start < delay)
+            ;
+        result->flag_seen = flag;
+        result->value_seen = flag == TILE_AGGREGATE ? status.aggregate[1]
+                             : flag == TILE_PREFIX  ? status.prefix[1]
+                                                    : 0;
+    }
+    __syncwarp();
+    tile_exclusive_prefix(status, 0, v0);
 }
 
 /* ------------------------------------------------------------ stage 5 */
@@ -468,8 +500,21 @@ static size_t propagate_words(unsigned n, unsigned tile)
     }
 }
 
+// The top level is the last, of one tile: its sum is its first word.
+size_t scan_stage3_total_word(int n, int block_size)
+{
+    int tile = scan_tile_size(3, block_size);
+    if (tile == 0 || n <= 0)
+        wb_fail("scan_stage3_total_word: n = %d, block size %d has no stage 3 scratch", n,
+                block_size);
+    return propagate_words((unsigned)n, (unsigned)tile) - level_words(1);
+}
+
 /* Stages 4 and 5: three words of status per tile, then the tile counter. */
-static size_t status_words(unsigned n, unsigned tile) { return 3 * (size_t)tiles_of(n, tile) + 1; }
+static size_t status_words(unsigned n, unsigned tile)
+{
+    return SCAN_STATUS_ARRAYS * (size_t)tiles_of(n, tile) + 1;
+}
 
 size_t scan_scratch_bytes(int stage, int n, int block_size)
 {
@@ -491,8 +536,10 @@ static tile_status reset_status(void *scratch, unsigned tiles, unsigned **tile_c
                                 cudaStream_t stream)
 {
     unsigned *words = (unsigned *)scratch;
-    tile_status status = {words, words + tiles, words + 2 * (size_t)tiles};
-    *tile_counter = words + 3 * (size_t)tiles;
+    tile_status status = {words + SCAN_STATUS_FLAGS * (size_t)tiles,
+                          words + SCAN_STATUS_AGGREGATES * (size_t)tiles,
+                          words + SCAN_STATUS_PREFIXES * (size_t)tiles};
+    *tile_counter = words + SCAN_STATUS_ARRAYS * (size_t)tiles;
     CUDA_CHECK(cudaMemsetAsync(status.flag, 0, sizeof(unsigned) * tiles, stream));
     CUDA_CHECK(cudaMemsetAsync(*tile_counter, 0, sizeof(unsigned), stream));
     return status;
@@ -543,7 +590,7 @@ void scan_async(int stage, scan_kind kind, const unsigned *d_in, unsigned *d_out
         CUDA_CHECK_LAUNCH();
         break;
     case 2:
-        scan_stage2<<<tiles, block_size, 0, stream>>>(kind, d_in, d_out, (unsigned)n);
+        scan_stage2<<<tiles, block_size, 0, stream>>>(kind, d_in, d_out, (unsigned)n, NULL);
         CUDA_CHECK_LAUNCH();
         break;
     case 3:
@@ -570,21 +617,64 @@ void scan(int stage, scan_kind kind, const unsigned *d_in, unsigned *d_out, int 
 unsigned scan_padded_index(unsigned i) { return padded(i); }
 unsigned scan_padded_words(unsigned tile) { return padded_words(tile); }
 
-void scan_look_back_probe(unsigned v0, unsigned v1, int delay_us, unsigned *d_result)
+/* The status of `tiles` tiles for a probe, in its own cudaMalloc (*words,
+ * for cudaFree): every value poisoned, every flag TILE_EMPTY. */
+static tile_status poisoned_status(unsigned tiles, unsigned **words)
 {
-    if (delay_us < 0 || !d_result)
-        wb_fail("scan_look_back_probe: need delay_us >= 0 and a result pointer");
+    size_t bytes = SCAN_STATUS_ARRAYS * tiles * sizeof(unsigned);
+    CUDA_CHECK(cudaMalloc((void **)words, bytes));
+    CUDA_CHECK(cudaMemset(*words, WB_POISON_INT_BYTE, bytes));
+    tile_status status = {*words + SCAN_STATUS_FLAGS * tiles,
+                          *words + SCAN_STATUS_AGGREGATES * tiles,
+                          *words + SCAN_STATUS_PREFIXES * tiles};
+    CUDA_CHECK(cudaMemset(status.flag, 0, tiles * sizeof(unsigned)));
+    return status;
+}
+
+static long long clock_cycles(int delay_us)
+{
+    return (long long)delay_us * wb_device_info().clock_khz / 1000;
+}
+
+void scan_look_back_probe(unsigned v0, unsigned v1, unsigned tile1_flag, int delay_us,
+                          unsigned *d_result)
+{
+    if (delay_us < 0 || !d_result || (tile1_flag != TILE_AGGREGATE && tile1_flag != TILE_PREFIX))
+        wb_fail("scan_look_back_probe: need delay_us >= 0, TILE_AGGREGATE or TILE_PREFIX and a "
+                "result pointer");
     unsigned *words;
-    CUDA_CHECK(cudaMalloc((void **)&words, 9 * sizeof(unsigned)));
-    CUDA_CHECK(cudaMemset(words, WB_POISON_INT_BYTE, 9 * sizeof(unsigned)));
-    tile_status status = {words, words + 3, words + 6};
-    CUDA_CHECK(cudaMemset(status.flag, 0, 3 * sizeof(unsigned)));
-    wb_device device = wb_device_info();
-    long long delay = (long long)delay_us * device.clock_khz / 1000;
-    look_back_probe<<<3, 32>>>(status, v0, v1, delay, d_result);
+    tile_status status = poisoned_status(3, &words);
+    look_back_probe<<<3, 32>>>(status, v0, v1, tile1_flag, clock_cycles(delay_us), d_result);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaFree(words));
+}
+
+void scan_publish_order_probe(unsigned v0, unsigned v1, int delay_us,
+                              scan_publish_probe *d_result)
+{
+    if (delay_us < 0 || !d_result)
+        wb_fail("scan_publish_order_probe: need delay_us >= 0 and a result pointer");
+    unsigned *words;
+    tile_status status = poisoned_status(2, &words);
+    publish_order_probe<<<2, 32>>>(status, v0, v1, clock_cycles(delay_us), d_result);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpy(&d_result->final_flag, status.flag + 1, sizeof(unsigned),
+                          cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaMemcpy(&d_result->final_prefix, status.prefix + 1, sizeof(unsigned),
+                          cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaFree(words));
+}
+
+void scan_stage2_block_totals(const unsigned *d_in, unsigned *d_out, int n, int block_size,
+                              unsigned *d_block_totals)
+{
+    if (!block_size_ok(block_size) || n <= 0 || !d_in || !d_out || !d_block_totals)
+        wb_fail("scan_stage2_block_totals: n = %d, block size %d: need n > 0, a block size "
+                "scan takes and three pointers", n, block_size);
+    unsigned tiles = tiles_of((unsigned)n, (unsigned)block_size);
+    scan_stage2<<<tiles, block_size>>>(SCAN_INCLUSIVE, d_in, d_out, (unsigned)n, d_block_totals);
+    CUDA_CHECK_LAUNCH();
 }
 
 void compact_async(int version, const unsigned *d_flags, int n, unsigned *d_list,

@@ -73,13 +73,54 @@ void scan_async(int stage, scan_kind kind, const unsigned *d_in, unsigned *d_out
 unsigned scan_padded_index(unsigned i);
 unsigned scan_padded_words(unsigned tile);
 
+/* ---- what a stage writes besides its output, for the tests */
+
+/* Stage 2's second output: runs stage 2 (inclusive) and writes the
+ * *block_total that warps_exclusive_scan gave each thread to
+ * d_block_totals[blockIdx.x * block_size + threadIdx.x], for every thread
+ * of every block (tiles * block_size words; the sum of the block's tile
+ * when right). */
+void scan_stage2_block_totals(const unsigned *d_in, unsigned *d_out, int n, int block_size,
+                              unsigned *d_block_totals);
+
+/* Stage 3's scratch after a scan: words 0 .. tiles - 1 hold the first
+ * level's tile sums, scanned in place (exclusively) when there is more than
+ * one tile; word scan_stage3_total_word(n, block_size) holds the top level's
+ * single tile sum, the sum of all n elements. */
+size_t scan_stage3_total_word(int n, int block_size);
+
+/* What a tile of stage 4 has published so far (its decoupled look-back):
+ * nothing yet, its aggregate (the sum of its own elements), or its
+ * inclusive prefix (the sum of its elements and of every tile before it). */
+enum { TILE_EMPTY = 0, TILE_AGGREGATE = 1, TILE_PREFIX = 2 };
+
+/* Stage 4's scratch (and stage 5's): the tile status, `tiles` words each
+ * of the flags, the aggregates and the inclusive prefixes, in that order,
+ * then the tile counter. */
+enum { SCAN_STATUS_FLAGS, SCAN_STATUS_AGGREGATES, SCAN_STATUS_PREFIXES, SCAN_STATUS_ARRAYS };
+
 /* Stage 4's look-back on its own, for the test: tile 0 publishes its
- * inclusive prefix v0 after 2 * delay_us microseconds, tile 1 its aggregate
- * v1 after delay_us, and meanwhile tile 2 looks back at once, writing what
- * it finds (v0 + v1 when right) to *d_result. Every value of the tile status
- * is poisoned before: a look-back that reads a value before its flag reads
- * 0xA5A5A5A5. */
-void scan_look_back_probe(unsigned v0, unsigned v1, int delay_us, unsigned *d_result);
+ * inclusive prefix v0 after 2 * delay_us microseconds, tile 1 publishes v1
+ * with flag tile1_flag (TILE_AGGREGATE: its aggregate; TILE_PREFIX: its
+ * inclusive prefix) after delay_us, and meanwhile tile 2 looks back at once,
+ * writing what it finds (v0 + v1 for an aggregate, v1 for a prefix, when
+ * right) to *d_result. Every value of the tile status is poisoned before: a
+ * look-back that reads a value before its flag reads 0xA5A5A5A5. */
+void scan_look_back_probe(unsigned v0, unsigned v1, unsigned tile1_flag, int delay_us,
+                          unsigned *d_result);
+
+/* Stage 4's order of publishing, for the test: tile 1 runs
+ * tile_exclusive_prefix(aggregate v1) while tile 0 watches tile 1's flag
+ * for up to delay_us microseconds before it publishes its prefix v0 (by
+ * tile_exclusive_prefix too). A decoupled look-back has published tile 1's
+ * aggregate by then; a chained one waits for tile 0 first. */
+typedef struct {
+    unsigned flag_seen, value_seen;   /* tile 1's flag (and its value) tile 0 saw before publishing */
+    unsigned returned;                /* what tile 1's tile_exclusive_prefix returned (v0) */
+    unsigned final_flag, final_prefix;   /* tile 1's status after the kernel (TILE_PREFIX, v0 + v1) */
+} scan_publish_probe;
+void scan_publish_order_probe(unsigned v0, unsigned v1, int delay_us,
+                              scan_publish_probe *d_result);
 
 /* ---- stage 5: stream compaction, the worklist of a data-driven graph
  * algorithm (an SSSP frontier): list gets the indices i with flags[i] != 0

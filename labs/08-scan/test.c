@@ -47,10 +47,12 @@ static const char *const classic_mistakes[SCAN_STAGES + 1] = {
     "to 0 before the down-sweep, every index through padded()",
     "warp_inclusive_scan: __shfl_up_sync (not down), lane >= offset (not >), x += (not =); "
     "warps_exclusive_scan: the barrier after lane 0 writes the total, 0 for lanes past the last "
-    "warp, the exclusive prefix returned (the inclusive one minus the warp's own total)",
+    "warp, the exclusive prefix returned (the inclusive one minus the warp's own total), "
+    "*block_total set in every thread to the sum of every warp's total",
     "load_tile / store_tile: a whole vector only when i + 4 <= n, the last partial tile element "
     "by element, nothing stored at n or after; scan_then_propagate: the tile count rounded up "
-    "(the last partial tile), the tile sums scanned exclusively, the add-back after that scan",
+    "(the last partial tile), the tile sums scanned exclusively, the next level's sums at "
+    "next_level_sums (not over this level's), the add-back after that scan",
     "publish: the value before the flag, the flag stored with memory_order_release; look_back: "
     "wait while the flag is TILE_EMPTY (acquire), read the value only after the flag, stop at "
     "TILE_PREFIX; tile_exclusive_prefix: the aggregate published before the look-back, the "
@@ -83,6 +85,22 @@ static void random_values(unsigned *v, size_t n, const char *stream)
     wb_rng rng = wb_rng_for(stream);
     for (size_t i = 0; i < n; i++)
         v[i] = (unsigned)(wb_rng_u64(&rng) >> 32);
+}
+
+/* before[t] = the sum of the tiles before tile t of `tile` elements, for
+ * t = 0 .. tiles (before[tiles]: the sum of all n); malloc'd. */
+static unsigned *tile_prefixes(const unsigned *in, size_t n, size_t tile, size_t tiles)
+{
+    unsigned *before = malloc(sizeof(unsigned) * (tiles + 1));
+    cr_assert(before, "out of host memory");
+    before[0] = 0;
+    for (size_t t = 0; t < tiles; t++) {
+        unsigned sum = before[t];
+        for (size_t j = t * tile; j < n && j < (t + 1) * tile; j++)
+            sum += in[j];
+        before[t + 1] = sum;
+    }
+    return before;
 }
 
 /* Writes what a wrong scan looks like, when it has a pattern a classic
@@ -135,16 +153,7 @@ static void diagnose(const unsigned *in, const unsigned *got, const unsigned *ex
     if (stage < 3)
         return;
     /* Stages 3 and 4: per tile, what came before it and what it holds. */
-    size_t tiles = (n + tile - 1) / tile;
-    unsigned *before = malloc(sizeof(unsigned) * (tiles + 1));
-    cr_assert(before, "out of host memory");
-    before[0] = 0;
-    for (size_t t = 0; t < tiles; t++) {
-        unsigned sum = before[t];
-        for (size_t j = t * tile; j < n && j < (t + 1) * tile; j++)
-            sum += in[j];
-        before[t + 1] = sum;
-    }
+    unsigned *before = tile_prefixes(in, n, tile, (n + tile - 1) / tile);
     bool alone = true, own_sum_added = true;
     for (size_t j = 0; j < n && (alone || own_sum_added); j++) {
         size_t t = j / tile;
@@ -164,8 +173,161 @@ static void diagnose(const unsigned *in, const unsigned *got, const unsigned *ex
                  "(inclusive/exclusive confusion of the tile prefixes)");
 }
 
+/* A tile total that is off by -1, -2 or -3 in the last partial tile: the
+ * words past n, the guard zone's -1s, went into it. */
+static const char *past_n_hint(unsigned got, unsigned expected, size_t n)
+{
+    unsigned off = expected - got;
+    return n % 4 != 0 && off >= 1 && off <= 3
+               ? " (off by the -1s of the guard zone after the input: the last partial tile's "
+                 "last vector was loaded whole, words at n and after entered the total; its "
+                 "elements come out right because store_tile stops at n, but its total is "
+                 "wrong)"
+               : "";
+}
+
+/* Stage 2's kernel in blocks of SCAN_MAX_BLOCK, two per SM, over values
+ * that are not 0: every SM's shared totals[] then holds 32 nonzero warp
+ * totals, which the next launch of the same kernel finds there (its
+ * shared memory is not cleared), so that a smaller block that reads the
+ * totals of warps it does not have adds them in. (wb_dirty_shared_memory's
+ * -1s may be cleared by the change of carve-out between two kernels.) */
+static void leave_warp_totals_behind(void)
+{
+    int sms = wb_device_info().sm_count;
+    size_t n = (size_t)2 * sms * SCAN_MAX_BLOCK;
+    unsigned *d_in, *d_out, *d_totals;
+    CUDA_CHECK(cudaMalloc((void **)&d_in, sizeof(unsigned) * n));
+    CUDA_CHECK(cudaMalloc((void **)&d_out, sizeof(unsigned) * n));
+    CUDA_CHECK(cudaMalloc((void **)&d_totals, sizeof(unsigned) * n));
+    CUDA_CHECK(cudaMemset(d_in, 1, sizeof(unsigned) * n));
+    scan_stage2_block_totals(d_in, d_out, (int)n, SCAN_MAX_BLOCK, d_totals);
+    CUDA_CHECK(cudaFree(d_in));
+    CUDA_CHECK(cudaFree(d_out));
+    CUDA_CHECK(cudaFree(d_totals));
+}
+
+/* Stage 2's second output, *block_total: in every thread, the sum of its
+ * block's tile (stage 3 publishes it as the tile's total). */
+static void check_block_totals(const unsigned *in, size_t n, int block_size, const char *label,
+                               const char *what, const unsigned *d_in, unsigned *d_out)
+{
+    size_t tiles = (n + block_size - 1) / block_size, threads = tiles * block_size;
+    unsigned *before = tile_prefixes(in, n, block_size, tiles);
+    unsigned *got = malloc(sizeof(unsigned) * threads);
+    cr_assert(got, "out of host memory");
+    unsigned *d_block_totals = wb_guarded_malloc(sizeof(unsigned) * threads);
+    wb_poison_ints((int *)d_block_totals, threads);
+    leave_warp_totals_behind();
+    scan_stage2_block_totals(d_in, d_out, (int)n, block_size, d_block_totals);
+    char fetched[200];
+    snprintf(fetched, sizeof fetched, "%s, block totals", label);
+    wb_fetch(got, d_block_totals, sizeof(unsigned) * threads, fetched);
+    for (size_t i = 0; i < threads; i++) {
+        size_t t = i / block_size;
+        unsigned expected = before[t + 1] - before[t];
+        cr_assert(got[i] == expected,
+                  "%s: thread %zu of block %zu got *block_total = %u from warps_exclusive_scan, "
+                  "expected %u, the sum of its block's %d elements%s (the scan itself is "
+                  "right: stage 3 adds this total after the tile's, so only later stages would "
+                  "show it). Classic mistakes: *block_total set in every thread to the last "
+                  "lane's inclusive sum of the totals, 0 for lanes past the last warp (not "
+                  "totals[lane] for every lane: words no warp wrote) " WB_SEED_HINT,
+                  what, i % block_size, t, got[i], expected, block_size,
+                  got[i] == POISON ? " (never written)" : "", wb_seed());
+    }
+    wb_guarded_check(d_block_totals, fetched);
+    wb_guarded_free(d_block_totals);
+    free(got);
+    free(before);
+}
+
+/* Stage 3's tile sums after a scan: the first level scanned exclusively in
+ * place (each tile's prefix), and the top level's single sum, the total. */
+static void check_tile_sums(const unsigned *in, size_t n, int block_size, const char *label,
+                            const char *what, const unsigned *d_scratch)
+{
+    size_t tile = (size_t)scan_tile_size(3, block_size), tiles = (n + tile - 1) / tile;
+    size_t total_word = scan_stage3_total_word((int)n, block_size);
+    unsigned *before = tile_prefixes(in, n, tile, tiles);
+    unsigned *got = malloc(sizeof(unsigned) * (total_word + 1));
+    cr_assert(got, "out of host memory");
+    char fetched[200];
+    snprintf(fetched, sizeof fetched, "%s, tile sums", label);
+    wb_fetch(got, d_scratch, sizeof(unsigned) * (total_word + 1), fetched);
+    unsigned total = before[tiles];
+    cr_assert(got[total_word] == total,
+              "%s: the top level's tile sum is %u, expected %u, the sum of all %zu elements%s. "
+              "Classic mistakes at this stage: %s " WB_SEED_HINT,
+              what, got[total_word], total, n,
+              got[total_word] == POISON
+                  ? " (never written: the top level's scan_tiles writes it, at the place "
+                    "next_level_sums gives each level)"
+                  : past_n_hint(got[total_word], total, n),
+              classic_mistakes[3], wb_seed());
+    for (size_t t = 0; tiles > 1 && t < tiles; t++)
+        cr_assert(got[t] == before[t],
+                  "%s: after the scan, the first level's sum of tile %zu is %u, expected %u: "
+                  "the sum of the tiles before it (the tile sums are scanned exclusively, in "
+                  "place, before the add-back). Classic mistakes at this stage: %s " WB_SEED_HINT,
+                  what, t, got[t], before[t], classic_mistakes[3], wb_seed());
+    free(got);
+    free(before);
+}
+
+/* Stage 4's tile status after a scan: every tile ended with its inclusive
+ * prefix published (else each later look-back walks past it, towards tile
+ * 0), and every tile after the first published its aggregate (else the
+ * look-back is chained: each tile waits for the one before it to finish). */
+static void check_tile_status(const unsigned *in, size_t n, int block_size, const char *label,
+                              const char *what, const unsigned *d_scratch)
+{
+    size_t tile = (size_t)scan_tile_size(4, block_size), tiles = (n + tile - 1) / tile;
+    unsigned *before = tile_prefixes(in, n, tile, tiles);
+    unsigned *status = malloc(sizeof(unsigned) * SCAN_STATUS_ARRAYS * tiles);
+    cr_assert(status, "out of host memory");
+    char fetched[200];
+    snprintf(fetched, sizeof fetched, "%s, tile status", label);
+    wb_fetch(status, d_scratch, sizeof(unsigned) * SCAN_STATUS_ARRAYS * tiles, fetched);
+    const unsigned *flag = status + SCAN_STATUS_FLAGS * tiles;
+    const unsigned *aggregate = status + SCAN_STATUS_AGGREGATES * tiles;
+    const unsigned *prefix = status + SCAN_STATUS_PREFIXES * tiles;
+    for (size_t t = 0; t < tiles; t++) {
+        unsigned own = before[t + 1] - before[t];
+        cr_assert(flag[t] == TILE_PREFIX,
+                  "%s: after the scan, tile %zu's flag is %u, not TILE_PREFIX (%u): it never "
+                  "published its inclusive prefix, so every later look-back walks past it "
+                  "towards tile 0 (a look-back that is not decoupled: right sums, in time "
+                  "that grows with the tile count). Classic mistakes at this stage: %s "
+                  WB_SEED_HINT, what, t, flag[t], TILE_PREFIX, classic_mistakes[4], wb_seed());
+        cr_assert(prefix[t] == before[t + 1],
+                  "%s: tile %zu published the inclusive prefix %u, expected %u (the sum of the "
+                  "tiles up to and including it)%s. Classic mistakes at this stage: %s "
+                  WB_SEED_HINT, what, t, prefix[t], before[t + 1],
+                  prefix[t] == POISON ? " (never written: the flag without the value)"
+                  : prefix[t] == before[t] ? " (that is its exclusive prefix: its own aggregate "
+                                             "left out)"
+                  : t + 1 == tiles ? past_n_hint(prefix[t], before[t + 1], n) : "",
+                  classic_mistakes[4], wb_seed());
+        cr_assert(t == 0 || aggregate[t] == own,
+                  "%s: tile %zu's aggregate is %u, expected %u (the sum of its own elements)%s. "
+                  "Classic mistakes at this stage: %s " WB_SEED_HINT,
+                  what, t, aggregate[t], own,
+                  aggregate[t] == POISON
+                      ? " (never published: without its aggregate a tile is invisible to the "
+                        "look-backs until its own look-back ends, a chained scan, not a "
+                        "decoupled one: publish the aggregate before looking back)"
+                  : t + 1 == tiles ? past_n_hint(aggregate[t], own, n) : "",
+                  classic_mistakes[4], wb_seed());
+    }
+    free(status);
+    free(before);
+}
+
 /* Scans n random values with `stage` in blocks of block_size, `runs`
- * times, and checks every answer, the guard zones and the poison. */
+ * times, and checks every answer, the guard zones and the poison; then
+ * what the stage writes besides the output (stage 2's block totals, stage
+ * 3's tile sums, stage 4's tile status). */
 static void check_scan(int stage, scan_kind kind, int n, int block_size, int runs)
 {
     /* label names the observations (it must not depend on the code under
@@ -224,8 +386,15 @@ static void check_scan(int stage, scan_kind kind, int n, int block_size, int run
     if (d_scratch) {
         snprintf(zone, sizeof zone, "%s (scratch)", label);
         wb_guarded_check(d_scratch, zone);
-        wb_guarded_free(d_scratch);
     }
+    if (stage == 2 && n > 0)
+        check_block_totals(in, count, block_size, label, what, d_in, d_out);
+    if (stage == 3 && n > 0)
+        check_tile_sums(in, count, block_size, label, what, d_scratch);
+    if (stage == 4 && n > 0)
+        check_tile_status(in, count, block_size, label, what, d_scratch);
+    if (d_scratch)
+        wb_guarded_free(d_scratch);
     wb_guarded_free(d_in);
     wb_guarded_free(d_out);
     free(in);
@@ -310,7 +479,7 @@ Test(scan, stage4_look_back_waits,
         char label[96];
         snprintf(label, sizeof label, "look-back from tile 2, case %zu", k + 1);
         wb_poison_ints((int *)d_result, 1);
-        scan_look_back_probe(v0, v1, 50, d_result);
+        scan_look_back_probe(v0, v1, TILE_AGGREGATE, 50, d_result);
         wb_fetch(&got, d_result, sizeof got, label);
         const char *pattern =
             got == POISON ? "nothing was written to the result"
@@ -331,6 +500,88 @@ Test(scan, stage4_look_back_waits,
     }
     wb_guarded_check(d_result, "look-back result");
     wb_guarded_free(d_result);
+}
+
+Test(scan, stage4_look_back_stops_at_prefix,
+     .description = "tile 2 looks back at tile 1's inclusive prefix and stops there")
+{
+    /* Tile 1 publishes its inclusive prefix v1 after 50 us, tile 0 its
+     * prefix v0 after 100 us: the walk ends at tile 1, with v1. */
+    static const unsigned values[][2] = {{7, 11}, {0x80000000u, 0x7fffffffu}};
+    unsigned *d_result = wb_guarded_malloc(sizeof(unsigned));
+    for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
+        unsigned v0 = values[k][0], v1 = values[k][1], got;
+        char label[96];
+        snprintf(label, sizeof label, "look-back from tile 2 to a prefix, case %zu", k + 1);
+        wb_poison_ints((int *)d_result, 1);
+        scan_look_back_probe(v0, v1, TILE_PREFIX, 50, d_result);
+        wb_fetch(&got, d_result, sizeof got, label);
+        cr_assert(got == v1,
+                  "look_back from tile 2, with tile 1's inclusive prefix %u published after 50 "
+                  "us and tile 0's prefix %u after 100 us: got %u, expected %u%s. Classic "
+                  "mistakes: %s " WB_SEED_HINT,
+                  v1, v0, got, v1,
+                  got == v0 + v1 ? "; it walked past tile 1's TILE_PREFIX and added tile 0's "
+                                   "too: the walk stops at the nearest inclusive prefix, which "
+                                   "already holds everything before it"
+                  : got == POISON || got - v0 == POISON
+                      ? "; it read a value that tile 1 never published (its aggregate, where "
+                        "its flag said TILE_PREFIX: the prefix is the value to read)"
+                      : "",
+                  classic_mistakes[4], wb_seed());
+    }
+    wb_guarded_check(d_result, "look-back result");
+    wb_guarded_free(d_result);
+}
+
+Test(scan, stage4_aggregate_before_look_back,
+     .description = "tile 1 publishes its aggregate before tile 0 has published anything")
+{
+    /* Tile 0 waits up to 2 ms for tile 1's flag before it publishes its
+     * own prefix: a decoupled tile 1 publishes its aggregate at once (and
+     * the wait ends there); one that waits for tile 0 first (a chained
+     * scan) is still TILE_EMPTY. Long, so that another process on the GPU
+     * cannot delay tile 1 past it; a hundred times longer under the tools. */
+    static const unsigned v0 = 0x12345678u, v1 = 0xfedcba98u;
+    const int wait_us = wb_under_sanitizer() ? 200000 : 2000;
+    scan_publish_probe *d_probe = wb_guarded_malloc(sizeof(scan_publish_probe));
+    scan_publish_probe probe;
+    wb_poison_ints((int *)d_probe, sizeof probe / sizeof(int));
+    scan_publish_order_probe(v0, v1, wait_us, d_probe);
+    wb_fetch(&probe, d_probe, sizeof probe, "publish order, tile 1's status");
+    cr_assert(probe.flag_seen == TILE_AGGREGATE && probe.value_seen == v1,
+              "tile 1, with aggregate %u, while tile 0 had published nothing for %d us: its "
+              "flag was %u (%s), expected TILE_AGGREGATE (%u) with the aggregate%s. Classic "
+              "mistakes: %s " WB_SEED_HINT,
+              v1, wait_us, probe.flag_seen,
+              probe.flag_seen == TILE_EMPTY ? "TILE_EMPTY" : probe.flag_seen == TILE_PREFIX
+                                                                 ? "TILE_PREFIX"
+                                                                 : "no flag",
+              TILE_AGGREGATE,
+              probe.flag_seen == TILE_EMPTY
+                  ? ": it publishes nothing until its look-back ends, so each tile waits for "
+                    "the whole chain before it (a chained scan, not a decoupled look-back): "
+                    "publish the aggregate first, then look back"
+              : probe.flag_seen == TILE_AGGREGATE ? ", but its value is not the aggregate"
+                                                  : "",
+              classic_mistakes[4], wb_seed());
+    cr_assert(probe.returned == v0,
+              "tile 1's tile_exclusive_prefix returned %u, expected %u (tile 0's prefix: the "
+              "exclusive prefix of tile 1)%s. Classic mistakes: %s " WB_SEED_HINT,
+              probe.returned, v0,
+              probe.returned == v0 + v1 ? " (that is the inclusive one)" : "",
+              classic_mistakes[4], wb_seed());
+    cr_assert(probe.final_flag == TILE_PREFIX && probe.final_prefix == v0 + v1,
+              "tile 1's status after its look-back: flag %u, prefix %u; expected TILE_PREFIX "
+              "(%u) and %u (its inclusive prefix)%s. Classic mistakes: %s " WB_SEED_HINT,
+              probe.final_flag, probe.final_prefix, TILE_PREFIX, v0 + v1,
+              probe.final_flag == TILE_AGGREGATE
+                  ? ": it never published its inclusive prefix, so every later look-back walks "
+                    "past it towards tile 0 (not decoupled)"
+                  : "",
+              classic_mistakes[4], wb_seed());
+    wb_guarded_check(d_probe, "publish order probe");
+    wb_guarded_free(d_probe);
 }
 
 /* ------------------------------------------------------------- stage 5 */
