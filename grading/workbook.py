@@ -15,21 +15,22 @@ import importlib
 import os
 import sys
 
+# grading/ holds three packages: student/ (the student's commands), grader/
+# (the autograder and the release) and shared/ (what both use).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import student  # noqa: E402
-import ui  # noqa: E402
+from student import commands, ui  # noqa: E402
 
-# Instructor commands by module; the student copy (`release`) leaves these
-# modules out, and its commands then say so instead of "invalid choice".
-INSTRUCTOR = {"grader": ("grade", "batch"), "release": ("release",)}
+# Instructor commands by module; the student copy (`release`) leaves the
+# grader package out, and its commands then say so instead of "invalid choice".
+INSTRUCTOR = {"grader.grade": ("grade", "batch"), "grader.release": ("release",)}
 
 
 def optional(module):
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as e:
-        if e.name != module:
+        if e.name not in (module, module.split(".")[0]):   # the package or the module missing
             raise
         return None
 
@@ -45,16 +46,16 @@ def main():
     parser = argparse.ArgumentParser(prog="grading/workbook", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module, commands in INSTRUCTOR.items():
+    for module, names in INSTRUCTOR.items():
         loaded = optional(module)
         if loaded:
             loaded.add_commands(sub)
             continue
-        for command in commands:
+        for command in names:
             stub = sub.add_parser(command, help="(instructors only: not in this copy)",
                                   description="An instructor command: not in this student copy.")
             stub.set_defaults(func=not_in_this_copy)
-    student.add_commands(sub)
+    commands.add_commands(sub)
     # A student's loop first, here as in the student copy: build what changed
     # in build/, run the tests, show the progress. Grading is `grade`.
     default = ["status", "--run"]

@@ -66,7 +66,7 @@ from dataclasses import dataclass, replace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "grading"))
-import labs  # noqa: E402
+from shared import labs  # noqa: E402
 
 DOCS = ("README.md", "grading/README.md", "grading/student-README.md", "labs/README.md",
         "handouts/*.md", "labs/*/kernels.cu", "solutions/*/kernels.cu", "labs/*/hints.txt")

@@ -14,8 +14,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "grading"))
-import criterion  # noqa: E402
-import rubric  # noqa: E402
+from shared import criterion  # noqa: E402
+from grader import rubric  # noqa: E402
 
 SKIPPED = 77
 

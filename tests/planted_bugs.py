@@ -38,11 +38,11 @@ import tomllib
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 
-import criterion  # noqa: E402
-import judge  # noqa: E402
+from shared import criterion  # noqa: E402
+from grader import judge  # noqa: E402
 import mutation  # noqa: E402
-import labs  # noqa: E402
-import trees  # noqa: E402
+from shared import labs  # noqa: E402
+from grader import trees  # noqa: E402
 
 PLANTED = os.path.join(ROOT, "tests", "planted")
 MINIMUM = {"00-vector-add": 4}

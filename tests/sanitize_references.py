@@ -26,8 +26,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 
-import labs  # noqa: E402
-import rubric  # noqa: E402
+from shared import labs  # noqa: E402
+from grader import rubric  # noqa: E402
 
 LIMIT_S = 900
 

@@ -14,7 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 
-import labs  # noqa: E402
+from shared import labs  # noqa: E402
 import mutation  # noqa: E402
 
 SAMPLE = """#include <cuda_runtime.h>

@@ -12,9 +12,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "grading"))
-import channel  # noqa: E402
-import criterion  # noqa: E402
-import judge  # noqa: E402
+from grader import channel  # noqa: E402
+from shared import criterion  # noqa: E402
+from grader import judge  # noqa: E402
 
 # name: (environment of the recorded run, {test: expected status}, text the
 # judge's message must hold for the first failing test)

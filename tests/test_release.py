@@ -21,8 +21,8 @@ sys.path.insert(0, os.path.join(ROOT, "grading"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import check_documented_commands  # noqa: E402
-import labs  # noqa: E402
-import release  # noqa: E402
+from shared import labs  # noqa: E402
+from grader import release  # noqa: E402
 
 WORKBOOK = os.path.join(ROOT, "grading", "workbook")
 HIDDEN = release.hidden_tests(release.rubric.DEFAULT)
@@ -162,14 +162,14 @@ class Release(unittest.TestCase):
 
     def test_1_contents(self):
         self.assertEqual(self.made.returncode, 0, self.made.stdout)
-        for gone in ("solutions", "tests", "grading/grader.py", "grading/rubric.toml",
-                     "grading/release.py", "grading/gradescope", "labs/README.md",
+        for gone in ("solutions", "tests", "grading/grader", "grading/rubric.toml",
+                     "grading/gradescope", "labs/README.md",
                      "handouts/answers.md"):
             self.assertFalse(os.path.exists(os.path.join(self.out, gone)), gone)
         with open(os.path.join(self.out, "handouts", "SUMMARY.md")) as f:
             self.assertNotIn("answers.md", f.read(), "the book's contents lose the answers too")
         for there in ("meson.build", "common/workbook.h", "handouts/00-vector-add.md",
-                      "grading/workbook", "grading/student.py",
+                      "grading/workbook", "grading/student/commands.py", "grading/shared/labs.py",
                       "grading/skeletons/00-vector-add/kernels.cu"):
             self.assertTrue(os.path.exists(os.path.join(self.out, there)), there)
         with open(os.path.join(self.out, "README.md")) as f:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Unit tests of the student tools (grading/student.py and its modules): hint
+"""Unit tests of the student tools (grading/student/ and what it uses from grading/shared/): hint
 parsing, stage states from planted result files, that every lab has hints
 for every stage its tests name, reset in a scratch copy, watch's fallback to
 polling, the option set every benchmark takes, and the student's screen in a
@@ -30,14 +30,15 @@ os.environ["WB_BUILD_DIR"] = BUILD
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-import buildmessages  # noqa: E402
+from student import buildmessages  # noqa: E402
 import check_documented_commands  # noqa: E402
-import includes  # noqa: E402
-import labs  # noqa: E402
-import progress  # noqa: E402
-import skeleton  # noqa: E402
-import testruns  # noqa: E402
-import watching  # noqa: E402
+from shared import includes  # noqa: E402
+from shared import labs  # noqa: E402
+from shared import progressbar  # noqa: E402
+from student import progress  # noqa: E402
+from student import skeleton  # noqa: E402
+from student import testruns  # noqa: E402
+from student import watching  # noqa: E402
 
 
 def plant(name, side, tests, csv_rows=None):
@@ -193,7 +194,7 @@ class States(unittest.TestCase):
         self.assertEqual(watching.timing_tables(output), "n  | ms\n---+----\n64 | 0.3")
 
     def test_progress_bar(self):
-        self.assertEqual(progress.progress_bar(17, 42, width=10), "[####------] 17/42 stages")
+        self.assertEqual(progressbar.progress_bar(17, 42, width=10), "[####------] 17/42 stages")
 
 
 class BuildMessages(unittest.TestCase):

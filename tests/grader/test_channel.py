@@ -16,8 +16,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "grading"))
-import channel  # noqa: E402
-import sandbox  # noqa: E402
+from grader import channel  # noqa: E402
+from grader import sandbox  # noqa: E402
 
 
 def entries(path):

@@ -11,7 +11,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "grading"))
-import devicecode  # noqa: E402
+from grader import devicecode  # noqa: E402
 
 GIVEN = """#pragma once
 // given code: a kernel the lab provides, and one the student writes

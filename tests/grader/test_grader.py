@@ -30,13 +30,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "grading"))
-import batch  # noqa: E402
+from grader import batch  # noqa: E402
 import honest  # noqa: E402
 import hostile  # noqa: E402
-import labs  # noqa: E402
-import objcheck  # noqa: E402
-import reports  # noqa: E402
-import rubric  # noqa: E402
+from shared import labs  # noqa: E402
+from grader import objcheck  # noqa: E402
+from grader import reports  # noqa: E402
+from grader import rubric  # noqa: E402
 
 WORKBOOK = [sys.executable, os.path.join(ROOT, "grading", "workbook.py")]
 RUBRIC = os.path.join(HERE, "rubric-fast.toml")
@@ -170,7 +170,7 @@ def sandbox_problems(tmp):
     """The sandbox itself, without a GPU: a process inside cannot see the
     checkout or $HOME, write outside its folder, signal a process outside,
     or leave a process behind."""
-    import sandbox
+    from grader import sandbox
     ok, why = sandbox.available()
     if not ok:
         print(f"sandbox not available here ({why}): its checks are skipped")
@@ -212,8 +212,8 @@ def library_view_problems(tmp):
     student's compile (includes.library_binds): an include of CUB finds
     nothing, cooperative groups' reduce stops with the reason, and the
     headers the labs use (cooperative_groups.h, cuda/atomic) still work."""
-    import includes
-    import sandbox
+    from shared import includes
+    from grader import sandbox
     if not sandbox.available()[0] or not shutil.which("nvcc"):
         print("sandbox or nvcc not available here: the compile view's libraries are not checked")
         return []
@@ -256,7 +256,7 @@ def lab00_workspace():
     compile into it (the include view, the hidden tests' leak, the static
     check): each building its own took minutes of CI's time. main()
     removes it."""
-    import trees
+    from grader import trees
     if not _LAB00:
         ws = trees.Workspace()
         ws.configure([(LAB, "vector-add")])
@@ -270,8 +270,8 @@ def include_view_problems():
     folders that the compile's view holds (a licence text in /usr/share) is
     refused by name; the reference still compiles."""
     import time
-    import sandbox
-    import trees
+    from grader import sandbox
+    from grader import trees
     if not sandbox.available()[0] or not shutil.which("nvcc"):
         print("sandbox or nvcc not available here: the compile's view of includes is not checked")
         return []
@@ -305,8 +305,8 @@ def scratch_problems(tmp):
     """The record run's only writable place is a private tmpfs of
     sandbox.TMP_BYTES, its working folder; the channel's folder is there
     read-only; nothing of the grader's host folders is writable."""
-    import judge
-    import sandbox
+    from grader import judge
+    from grader import sandbox
     if not sandbox.available()[0]:
         return []
     listening = os.path.join(tmp, "scratch-listen")
@@ -366,8 +366,8 @@ def hidden_leak_problems():
     submission that prints the strings of its own process finds lab 00's
     hidden test in the binary of the hidden tests (so the check can fail),
     and not in the one whose output students see."""
-    import sandbox
-    import trees
+    from grader import sandbox
+    from grader import trees
     hidden = set(rubric.load(rubric.DEFAULT)[1].get("vector-add", {}).get("hidden", []))
     if not hidden:
         return ["hidden leak: grading/rubric.toml hides no test of vector-add any more: "
@@ -405,7 +405,7 @@ def static_check_problems():
     expected ("ok" for every honest case). A whole grade each would build
     the trusted tree again for every one."""
     import concurrent.futures
-    import trees
+    from grader import trees
     reference = open(os.path.join(ROOT, "solutions", LAB, "kernels.cu")).read()
     skeleton = open(os.path.join(ROOT, "labs", LAB, "kernels.cu")).read()
     cases = {f"honest-{name}": (text, "ok") for name, text in honest.submissions(reference).items()}
@@ -502,7 +502,7 @@ def time_budget_problems():
 def junit_problems():
     """JUnit on a made-up report: a test that did not run (no GPU) is
     <skipped/>, not a failure; one that ran and failed is a <failure/>."""
-    import junitxml
+    from grader import junitxml
     tests = [{"test": "stage0_a", "status": "failed", "output": "not run: no usable GPU",
               "skipped": "no usable GPU"},
              {"test": "stage0_b", "status": "failed", "output": "FAILED: wrong sum"},
@@ -602,7 +602,7 @@ def phases_problems():
     """What a grade says as it goes (phases.py), on made-up runs: a line per
     phase with the elapsed time, the phase times in the lab's result, and
     what a grade stopped in its second lab had done."""
-    import phases
+    from grader import phases
     said = io.StringIO()
     p = phases.Phases(["vector-add", "sync-up", "atomics"], stream=said)
     result = {"build": "ok", "score": 2.0, "max_score": 3.0}

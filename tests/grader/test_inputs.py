@@ -45,8 +45,8 @@ import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "grading"))
-import reports      # noqa: E402
-import submission   # noqa: E402
+from grader import reports      # noqa: E402
+from grader import submission   # noqa: E402
 
 LAB = "00-vector-add"
 FOLDERS = [LAB, "01-sync-up"]
@@ -417,7 +417,7 @@ INCLUDE_CHECK_S = 15
 
 
 def include_check_problems():
-    import includes
+    from shared import includes
     problems = []
     for text, refused in INCLUDE_TEXTS:
         found = includes.include_problems(text, {"lab.h"})
@@ -534,7 +534,7 @@ def check_grade(base):
         problems.append(f"{type(e).__name__}: {e}; the grader said "
                         + proc.stdout.decode("utf-8", "replace")[-500:])
 
-    import grader   # the grader's whole import chain only for this check
+    from grader import grade as grader   # the grader's whole import chain only for this check
     out = outputs(base, "grade-raises")
     args = sum(([f"--{kind}", path] for kind, path in out.items()), [])
     parser = argparse.ArgumentParser()

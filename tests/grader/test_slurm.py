@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "grading"))
 import hostile  # noqa: E402
-import slurm  # noqa: E402
+from grader import slurm  # noqa: E402
 from test_grader import LAB, RUBRIC, WORKBOOK, put  # noqa: E402
 
 PROGRAMS = {"slurmctld": "slurmctld", "slurmd": "slurmd", "sbatch": "slurm-client", "munged": "munge"}

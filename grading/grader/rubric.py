@@ -6,7 +6,7 @@ import math
 import os
 import tomllib
 
-import labs
+from shared import labs
 
 DEFAULT = os.path.join(labs.ROOT, "grading", "rubric.toml")
 

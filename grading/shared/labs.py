@@ -5,7 +5,7 @@ import os
 import re
 import subprocess
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # of grading/shared/
 BUILD = os.environ.get("WB_BUILD_DIR", os.path.join(ROOT, "build"))
 
 

@@ -7,11 +7,11 @@ import os
 import subprocess
 import sys
 
-import classpage
-import reports
-from progress import progress_bar
+from . import classpage
+from . import reports
+from shared.progressbar import progress_bar
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+WORKBOOK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "workbook.py")
 
 
 def report_file(path, rows_dir):
@@ -26,7 +26,7 @@ def grade_one(path, device, rows_dir, extra):
     env = dict(os.environ)
     if device is not None:
         env["CUDA_VISIBLE_DEVICES"] = str(device)
-    cmd = [sys.executable, os.path.join(HERE, "workbook.py"), "grade", "--submission", path,
+    cmd = [sys.executable, WORKBOOK, "grade", "--submission", path,
            "--json", report_file(path, rows_dir)] + extra
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           errors="replace")

@@ -12,7 +12,7 @@ tests are; on a terminal the bar counts the tests of the lab meanwhile."""
 import sys
 import time
 
-from progress import progress_bar
+from shared.progressbar import progress_bar
 
 PHASES = ("build", "tests", "judge", "timing", "sanitize")
 

@@ -11,7 +11,7 @@ import os
 import re
 from pathlib import Path
 
-import labs
+from shared import labs
 
 # A path the compiler or a test printed, where it says something
 # ("path(16): error", "path:16:5: error", "In file included from path:3:",

@@ -4,7 +4,7 @@ import os
 import shutil
 import tarfile
 
-import labs
+from shared import labs
 
 
 class UsageError(Exception):

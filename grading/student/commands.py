@@ -1,10 +1,11 @@
 """The student's commands (see `grading/workbook --help`): status and watch
-(progress.py, watching.py), hint, run, sanitize and reset (skeleton.py).
+(status.py, watching.py), hint, run, sanitize and reset (skeleton.py).
 
     ui.py        colour, lines fitted to the terminal, lab names
     buildmessages.py  a failed build's messages at the student's paths
     builddir.py  build/: configure (labs, GPU architectures), build the tests
-    progress.py  hints, stage states from the test results, status
+    progress.py  hints, stage states from the test results
+    status.py    status: the stages' rows, a progress bar, what to do next
     testruns.py  a lab's tests built and run, their results kept and reused
     watching.py  watch: inotify, or polling where its events do not arrive
     skeleton.py  reset: a lab's skeleton back, the whole file or one stage
@@ -15,12 +16,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import builddir
-import labs
-import progress
-import skeleton
-import watching
-from ui import Style, fail, lab_or_exit, show_compiler_messages
+from . import builddir
+from shared import labs
+from . import progress
+from . import skeleton
+from . import status
+from . import watching
+from .ui import Style, fail, lab_or_exit, show_compiler_messages
 
 HINTS_SEEN = Path(labs.BUILD) / "hints-seen.json"
 
@@ -82,11 +84,12 @@ def run(args):
     results.mkdir(parents=True, exist_ok=True)
     for table in results.glob("*.csv"):   # this run's tables only
         table.unlink()
-    status = subprocess.call(command + args.extra, env=dict(os.environ, WB_RESULTS_DIR=str(results)))
-    if status == 77:
+    exit_status = subprocess.call(command + args.extra,
+                                  env=dict(os.environ, WB_RESULTS_DIR=str(results)))
+    if exit_status == 77:
         print("(skipped: no usable GPU here; the line above says why)")
         return 0
-    return status
+    return exit_status
 
 
 def sanitize(args):
@@ -125,7 +128,7 @@ def sanitize(args):
 
 
 def add_commands(sub):
-    progress.add_command(sub)
+    status.add_command(sub)
     watching.add_command(sub)
 
     h = sub.add_parser("hint", help="the next hint for a stage of a lab (no penalty, no network)",

@@ -2,8 +2,9 @@
 
 The copy holds what a student needs and nothing an instructor keeps back:
 the build (meson.build, meson_options.txt), common/, labs/ (the skeletons),
-handouts/ (but its answers) and the student tools of grading/. It leaves out solutions/,
-tests/, the grader, the rubric and each lab's hidden.c. Its README.md is
+handouts/ (but its answers) and the student tools (grading/student/, grading/shared/
+and the launcher). It leaves out solutions/, tests/, the grader (grading/grader/),
+the rubric and each lab's hidden.c. Its README.md is
 grading/student-README.md; tests/test_release.py checks that the copy
 builds and that its lab tests fail (or skip without a GPU).
 """
@@ -14,18 +15,16 @@ import shutil
 import sys
 import tempfile
 
-import labs
-import releasesource
-import releasetarget
-from releasetarget import UsageError
-import rubric
+from shared import labs
+from . import releasesource
+from . import releasetarget
+from .releasetarget import UsageError
+from . import rubric
 
 # What the copy holds, relative to the repository root.
 COPIED = ("meson.build", "meson_options.txt", "common", "labs", "handouts",
-          "grading/workbook", "grading/workbook.py", "grading/student.py",
-          "grading/ui.py", "grading/builddir.py", "grading/progress.py", "grading/watching.py",
-          "grading/skeleton.py", "grading/labs.py", "grading/criterion.py", "grading/includes.py",
-          "grading/testruns.py", "grading/buildmessages.py", "grading/setup.sh")
+          "grading/workbook", "grading/workbook.py", "grading/setup.sh",
+          "grading/student", "grading/shared")   # not grading/grader/: the instructor's
 # Files inside COPIED that are not for students: how to write a lab (it
 # describes solutions/ and the repository tests), and the book's answers
 # (its line in the book's contents goes too).

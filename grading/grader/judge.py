@@ -35,9 +35,9 @@ import signal
 import subprocess
 import tempfile
 
-import channel
-import criterion
-import sandbox
+from . import channel
+from shared import criterion
+from . import sandbox
 
 
 def list_tests(judge_binary):

@@ -24,10 +24,10 @@ import subprocess
 import sys
 import tempfile
 
-import labs
-import objcheck
-import sandbox
-from includes import (dependency_files, include_problems, included_file_problems, lab_headers,
+from shared import labs
+from . import objcheck
+from . import sandbox
+from shared.includes import (dependency_files, include_problems, included_file_problems, lab_headers,
                       library_binds)
 
 TRUSTED = ("meson.build", "meson_options.txt", "common", "labs", "solutions", "tests")

@@ -6,11 +6,11 @@ that an unchanged lab is not run again."""
 import shutil
 from pathlib import Path
 
-import builddir
-import criterion
-import includes
-import labs
-from ui import Style
+from . import builddir
+from shared import criterion
+from shared import includes
+from shared import labs
+from .ui import Style
 
 RESULTS = Path(labs.BUILD) / "results"
 

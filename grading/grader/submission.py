@@ -21,7 +21,7 @@ truncated archive, a bad CRC or a name that is not UTF-8 is a Rejected with
 one line, never a traceback."""
 import os
 
-from archives import (MAX_ARCHIVE_BYTES, MAX_MEMBERS, TOO_MANY, ZIP_STARTS, Rejected, printable,
+from .archives import (MAX_ARCHIVE_BYTES, MAX_MEMBERS, TOO_MANY, ZIP_STARTS, Rejected, printable,
                       folder_entries, tar_entries, zip_entries)
 
 STUDENT_FILES = ("kernels.cu",)

@@ -14,7 +14,7 @@ import math
 import os
 import re
 
-import junitxml
+from . import junitxml
 
 CSV_FIELDS = ["submission", "score", "max_score", "labs_built", "labs_total", "gpu_ran",
               "rejected", "per_lab"]

@@ -7,8 +7,8 @@ import shutil
 import sys
 import textwrap
 
-import buildmessages
-import labs
+from . import buildmessages
+from shared import labs
 
 
 class Style:

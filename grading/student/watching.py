@@ -13,14 +13,15 @@ import struct
 import time
 from pathlib import Path
 
-import builddir
-import buildmessages
-import criterion
-import labs
-import progress
-import testruns
-import ui
-from ui import Style, lab_or_exit, show_compiler_messages
+from . import builddir
+from . import buildmessages
+from shared import criterion
+from shared import labs
+from . import progress
+from . import status
+from . import testruns
+from . import ui
+from .ui import Style, lab_or_exit, show_compiler_messages
 
 SOURCES = (".cu", ".h", ".c")
 # File systems whose inotify events may not come (changes made elsewhere).
@@ -161,13 +162,13 @@ def report_once(folder, name, first_round=False):
         print(output[-1500:])
         return False
     states = progress.stage_states(folder, name, within=20)
-    print("\n".join(progress.stage_rows(name, states, len(name), details=False)))
+    print("\n".join(status.stage_rows(name, states, len(name), details=False)))
     if first_round:
         others = {n: progress.stage_states(f, n, within=20) for f, n in labs.all_labs() if n != name}
-        progress.say(progress.others_line(others), Style.dim)
+        status.say(status.others_line(others), Style.dim)
     if report["skipped"] and not (report["passed"] or report["failed"] or report["errored"]):
-        progress.say("compiles; GPU tests not run: "
-                     f"{progress.skip_reason(criterion.all_tests(report))}", Style.yellow)
+        status.say("compiles; GPU tests not run: "
+                   f"{progress.skip_reason(criterion.all_tests(report))}", Style.yellow)
         return True
     test, suite = progress.lowest_failure(report)
     if test:

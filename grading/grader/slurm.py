@@ -5,7 +5,7 @@ submissions, the `workbook grade` options) and a job script, submits the
 script with `sbatch --array=0-(N-1)`, waits until the array has left the
 queue (a progress bar counts the reports that have come back), then gathers
 one CSV row per submission, exactly as the local batch does. Array task i
-runs `python3 grading/slurm.py MANIFEST` on its node, which grades
+runs `python3 grading/grader/slurm.py MANIFEST` on its node, which grades
 submission i with gradejob.grade_one (the same `workbook grade` process the
 local batch runs); Slurm sets CUDA_VISIBLE_DEVICES for its --gres. A task
 that fails, is cancelled or runs out of time leaves no report and gets an
@@ -22,10 +22,12 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+# A task runs this file as a script (see the job script below): its imports
+# need grading/ on the path, as grading/workbook.py puts it there.
+sys.path.insert(0, os.path.dirname(HERE))
 
-import gradejob  # noqa: E402
-import reports  # noqa: E402
+from grader import gradejob  # noqa: E402
+from grader import reports  # noqa: E402
 
 MANIFEST = "slurm-manifest.json"
 SCRIPT = "slurm-job.sh"

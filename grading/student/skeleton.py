@@ -14,8 +14,8 @@ import subprocess
 import time
 from pathlib import Path
 
-import labs
-from ui import Style, fail, lab_or_exit
+from shared import labs
+from .ui import Style, fail, lab_or_exit
 
 ROOT = Path(labs.ROOT)
 RULE = re.compile(r"^\s*(?:/\*|//)\s*(?:[-=]{3,}\s*)+(.*?)\s*(?:\*/)?\s*$")

@@ -57,9 +57,11 @@ import re
 import subprocess
 import threading
 
+from shared import labs
+
 OBJECT_LIMIT = 64 << 20   # bytes
 TOOL_WALL_S = 120         # each of nm, readelf and objdump
-COMMON = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common")
+COMMON = os.path.join(labs.ROOT, "common")
 
 # The global operator new and delete, every form: libstdc++ and everything
 # in the process allocate through them. The standard forbids an inline

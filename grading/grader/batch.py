@@ -9,10 +9,10 @@ import sys
 import tempfile
 import threading
 
-import gradejob
-import labs
-import reports
-import slurm
+from . import gradejob
+from shared import labs
+from . import reports
+from . import slurm
 
 
 

@@ -7,8 +7,8 @@ import re
 import subprocess
 from pathlib import Path
 
-import labs
-import ui
+from shared import labs
+from . import ui
 
 BUILD = Path(labs.BUILD)
 ROOT = Path(labs.ROOT)

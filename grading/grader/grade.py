@@ -12,16 +12,16 @@ import sys
 import time
 import traceback
 
-import devicecode
-import judge
-import labs
-import reports
-from phases import Phases
-import rubric
-import sandbox
-import sanitizing
-import submission
-import trees
+from . import devicecode
+from . import judge
+from shared import labs
+from . import reports
+from .phases import Phases
+from . import rubric
+from . import sandbox
+from . import sanitizing
+from . import submission
+from . import trees
 
 class GraderError(Exception):
     """The grader (not the submission) could not grade: the trusted tree
@@ -239,5 +239,5 @@ def add_commands(sub):
                        epilog=EXIT_STATUSES)
     add_grade_options(g)
     g.set_defaults(func=grade)
-    import batch
+    from . import batch
     batch.add_commands(sub)
