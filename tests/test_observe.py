@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from grader import channel  # noqa: E402
 from shared import criterion  # noqa: E402
 from grader import judge  # noqa: E402
+from grader import tworuns  # noqa: E402
 
 # name: (environment of the recorded run, {test: expected status}, text the
 # judge's message must hold for the first failing test)
@@ -51,7 +52,7 @@ def run(binary, env, report, cases_csv=None):
         seen["messages"] += t.get("messages", [])
     if cases_csv:
         by_test = {}
-        for case in judge.read_cases(cases_csv):
+        for case in tworuns.read_cases(cases_csv):
             by_test.setdefault(case["case"].split(".", 1)[1], []).append(case)
         for test, cases in by_test.items():
             late = judge.unfinished(cases)
@@ -73,14 +74,14 @@ def main():
             record, out = os.path.join(tmp, "record"), os.path.join(tmp, "out")
             os.makedirs(record)
             os.makedirs(out)
-            # The grader's channel, as judge.run_student opens it (for every test).
+            # The grader's channel, as tworuns.run_student opens it (for every test).
             heard = channel.Channel(tmp, None, record_dir=record)
             try:
                 run(binary, dict(clean, WB_CHANNEL=heard.path, WB_SEED="7", **produced),
                     os.path.join(tmp, "recorded.json"))
             finally:
                 heard.close()
-            # The judge's run has a channel of its own too (judge.run_judge).
+            # The judge's run has a channel of its own too (tworuns.run_judge).
             judging = channel.Channel(out, None, seeds=heard.seeds())
             try:
                 verdicts = run(binary, dict(clean, WB_JUDGE=record, WB_JUDGE_OUT=out, WB_SEED="7",

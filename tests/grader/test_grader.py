@@ -209,15 +209,15 @@ def sandbox_problems(tmp):
 
 def library_view_problems(tmp):
     """The libraries that do the labs' work are not in the view of the
-    student's compile (includes.library_binds): an include of CUB finds
+    student's compile (compilerview.library_binds): an include of CUB finds
     nothing, cooperative groups' reduce stops with the reason, and the
     headers the labs use (cooperative_groups.h, cuda/atomic) still work."""
-    from shared import includes
+    from grader import compilerview
     from grader import sandbox
     if not sandbox.available()[0] or not shutil.which("nvcc"):
         print("sandbox or nvcc not available here: the compile view's libraries are not checked")
         return []
-    folders, files = includes.library_paths()
+    folders, files = compilerview.library_paths()
     if not folders or not files:
         return [f"library view: CUB, Thrust or cooperative groups' reduce not found ({folders}, {files})"]
     src = os.path.join(tmp, "library-view")
@@ -225,7 +225,7 @@ def library_view_problems(tmp):
     sources = {"cub.cu": ("#include <cub/cub.cuh>\n", False),
                "cg-reduce.cu": ("#include <cooperative_groups/reduce.h>\n", False),
                "allowed.cu": ("#include <cooperative_groups.h>\n#include <cuda/atomic>\n", True)}
-    view = sandbox.view_args(ro=[src], ro_at=includes.library_binds(os.path.join(tmp, "hidden")))
+    view = sandbox.view_args(ro=[src], ro_at=compilerview.library_binds(os.path.join(tmp, "hidden")))
     problems = []
     for name, (text, compiles) in sources.items():
         with open(os.path.join(src, name), "w") as f:
@@ -271,7 +271,7 @@ def include_view_problems():
     refused by name; the reference still compiles."""
     import time
     from grader import sandbox
-    from grader import trees
+    from grader import studentcompile
     if not sandbox.available()[0] or not shutil.which("nvcc"):
         print("sandbox or nvcc not available here: the compile's view of includes is not checked")
         return []
@@ -280,7 +280,7 @@ def include_view_problems():
     licences = sorted(glob.glob("/usr/share/common-licenses/*"))[:1]
     cases.update({"include-licence": f'#include "{path}"\n' + reference for path in licences})
     cases["reference"] = reference
-    saved, trees.include_problems = trees.include_problems, lambda text, allowed: []
+    saved, studentcompile.include_problems = studentcompile.include_problems, lambda text, allowed: []
     problems = []
     try:
         with contextlib.nullcontext(lab00_workspace()) as ws:
@@ -297,7 +297,7 @@ def include_view_problems():
                 elif name == "include-licence" and "the source includes" not in message:
                     problems.append(f"include view: a licence text not refused by name: {message[-300:]}")
     finally:
-        trees.include_problems = saved
+        studentcompile.include_problems = saved
     return problems
 
 
@@ -305,7 +305,7 @@ def scratch_problems(tmp):
     """The record run's only writable place is a private tmpfs of
     sandbox.TMP_BYTES, its working folder; the channel's folder is there
     read-only; nothing of the grader's host folders is writable."""
-    from grader import judge
+    from grader import tworuns
     from grader import sandbox
     if not sandbox.available()[0]:
         return []
@@ -316,7 +316,7 @@ def scratch_problems(tmp):
     script = (f"stat -f -c '%T %b %S' /tmp; pwd; touch {listening}/x 2>/dev/null && echo WROTE; "
               f"touch {tmp}/y")
     run = sandbox.run(["sh", "-c", script], cwd=tmp, env=sandbox.minimal_env(), wall_s=20,
-                      sandbox=judge.record_view("/bin/sh", (), listening))
+                      sandbox=tworuns.record_view("/bin/sh", (), listening))
     lines = run["output"].split("\n")
     fs = lines[0].split()
     if len(fs) != 3 or fs[0] != "tmpfs" or int(fs[1]) * int(fs[2]) != sandbox.TMP_BYTES:
