@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 /* The most a message carries; the grader reads messages of this size plus
- * a header (grading/channel.py, MESSAGE_BYTES). Large messages keep the
+ * a header (grading/grader/channel.py, MESSAGE_BYTES). Large messages keep the
  * grader's reads few (a 256 MiB result is 256 of them); the socket's send
  * buffer bounds them (set_chunk_bytes). */
 #define CHUNK_BYTES_MAX (1 << 20)

@@ -1,6 +1,6 @@
 /*
  * wb_channel.h - a test process's side of the grader's channel
- * (grading/channel.py says what the grader does with each entry).
+ * (grading/grader/recordings.py says what the grader does with each entry).
  *
  * When the grader runs a test binary it sets WB_CHANNEL to the path of a
  * Unix socket of its own. Every process that speaks opens one connection;

@@ -5,7 +5,7 @@
  * output of nvcc's preprocessor (-E) with the lab's own compile flags
  * (meson.build makes it for a build, for its first architecture; the grader
  * makes one per architecture it builds, in the sandbox of the student's
- * compile, grading/trees.py). So a #define, an #undef or a macro cannot
+ * compile, grading/grader/studentcompile.py). So a #define, an #undef or a macro cannot
  * change what a rule sees without changing what is compiled, and code kept
  * for one architecture only is judged on that architecture. Of that text
  * only the lines that come from kernels.cu itself count (not the headers).
@@ -569,7 +569,7 @@ void wb_check_source_rules_in(const char *preprocessed, const wb_source_rule *ru
 {
     /* A grading run's record step is the submission's own process: nothing
      * it decides counts. The judge gets the submission's preprocessed text
-     * through WB_KERNELS_PREPROCESSED (grading/judge.py). */
+     * through WB_KERNELS_PREPROCESSED (grading/grader/tworuns.py). */
     if (getenv("WB_RECORD"))
         return;
     const char *given = getenv("WB_KERNELS_PREPROCESSED");

@@ -163,7 +163,7 @@ static const wb_timing_clock grader_clock = {grader_ready, grader_set, grader_do
 
 /* The k-th case of a test (parameterized tests have several, run one after
  * another): the first k for which DIR/<suite>.<test>.<k> can be created.
- * The grader names its recordings the same way (grading/channel.py). */
+ * The grader names its recordings the same way (grading/grader/recordings.py). */
 static int open_case_file(const char *dir, char *path, size_t path_len)
 {
     for (int k = 0; k < 100000; k++) {
@@ -706,8 +706,8 @@ int main(int argc, char *argv[])
 {
     /* Under the grader, the runner says who it is before any test: the
      * grader takes a test case only from a worker process that this runner
-     * started (grading/channel.py). Criterion's workers run main too; the
-     * grader keeps the first hello only. */
+     * started (grading/grader/recordings.py). Criterion's workers run main
+     * too; the grader keeps the first hello only. */
     if (wb_channel_wanted())
         wb_channel_send(WB_ENTRY_HELLO, "", NULL, 0);
     struct criterion_test_set *tests = criterion_initialize();

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The labs are the folders of labs/ named NN-name (two digits, a dash, a
 lowercase name) that hold a kernels.cu, in the order of their numbers: this
-file is the one place that says so. meson.build runs it, grading/labs.py
+file is the one place that says so. meson.build runs it, grading/shared/labs.py
 imports it. Adding a lab is copying a lab's folder (and its solution and
 chapter) under a new NN-name: nothing else to edit.
 

@@ -9,10 +9,10 @@ usage: tests/planted_bugs.py check [LAB...]
        tests/planted_bugs.py run [--labs 00-vector-add,...] [--bugs NAME,...]
                                  [--jobs N] [--judge] [--csv FILE]
            (GPU) builds each mutant the way the grader builds a submission
-           (grading/trees.py), runs the lab's stage tests, or the named
+           (grading/grader/trees.py), runs the lab's stage tests, or the named
            compute-sanitizer tool, and checks that it fails with `message`;
            --judge also grades the mutant's recording with the reference's
-           binary (grading/judge.py) and checks that the judge fails it too
+           binary (grading/grader/judge.py) and checks that the judge fails it too
            (a value that skips wb_observe would pass there). Prints one line
            per bug and a table; exit status 1 when one is not caught, 77
            without a GPU.

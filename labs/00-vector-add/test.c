@@ -249,7 +249,7 @@ Test(vector_add, timing_2e26, .description = "time and bandwidth at 2^26 element
 }
 
 /* The tests that grading/rubric.toml hides until the deadline are in
- * hidden.c, which the student copy leaves out (grading/release.py). The
+ * hidden.c, which the student copy leaves out (grading/grader/release.py). The
  * grader builds the binary of the visible tests without them
  * (WB_WITHOUT_HIDDEN_TESTS), so that code whose output students see cannot
  * print the hidden tests from its own memory. */

@@ -1,7 +1,7 @@
 """Honest submissions for the grader's own tests: lab 00's reference
 (solutions/00-vector-add/kernels.cu) rewritten in the styles real CUDA code
 is written in, each of which must get full marks. The static check
-(grading/objcheck.py) refuses what changes how the grading behaves, never a
+(grading/grader/objcheck.py) refuses what changes how the grading behaves, never a
 style: the error-check macros of the well-known tutorials (exit and abort
 included), C++ host code, templates, helpers, __constant__ tables, the
 occupancy API, cooperative groups, odd bytes in the file.

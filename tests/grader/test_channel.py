@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The grader's channel (grading/channel.py) against a peer process that
+"""The grader's channel (grading/grader/channel.py) against a peer process that
 speaks it without a GPU (channel_peer.c), in the sandbox the record run uses:
 an honest peer's recording, seeds and times; the same seeds replayed for the
 judge's run; a 'done' sent early breaks its series; entries after a case's finish (same connection, atexit, a

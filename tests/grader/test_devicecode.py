@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The grader's reading of device code (grading/devicecode.py), on objects
+"""The grader's reading of device code (grading/grader/devicecode.py), on objects
 nvcc compiles here (no GPU needed): the kernels of an object, those a lab's
 given header defines left out, and the evidence require_gpu rests on - an
 object whose source defines no kernel of its own has none."""
