@@ -90,7 +90,7 @@ RULES = (
     (r"^(sudo )?apt-get\b", SKIP,
      "installs packages: it changes the machine (tests/run and grading/workbook install what "
      "they need)"),
-    (r"\bsbatch\b|--slurm\b|\bgrading/slurm\.py\b", SKIP,
+    (r"\bsbatch\b|--slurm\b|\bgrading/grader/slurm\.py\b", SKIP,
      "Slurm: submits to a cluster (tests/grader/test_slurm.py grades through one, as root)"),
     (r"\b(sub\.zip|submissions/|FOLDER)", SKIP,
      "names the instructor's own submissions: tests/grader grades real ones (folders, zips, "
