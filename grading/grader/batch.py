@@ -9,8 +9,8 @@ import sys
 import tempfile
 import threading
 
-from . import gradejob
 from shared import labs
+from . import gradejob
 from . import reports
 from . import slurm
 

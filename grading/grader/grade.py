@@ -12,11 +12,11 @@ import sys
 import time
 import traceback
 
+from shared import labs
 from . import devicecode
 from . import judge
-from shared import labs
-from . import reports
 from .phases import Phases
+from . import reports
 from . import rubric
 from . import sandbox
 from . import sanitizing

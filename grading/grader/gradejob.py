@@ -7,9 +7,9 @@ import os
 import subprocess
 import sys
 
+from shared.progressbar import progress_bar
 from . import classpage
 from . import reports
-from shared.progressbar import progress_bar
 
 WORKBOOK = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "workbook.py")
 

@@ -56,8 +56,8 @@ import os
 import re
 
 from shared import labs
-from .objreading import (Layout, TooSlow, definitions, imports, libstdcxx_exports, makes_system_calls,
-                         process_names, sections)
+from .objreading import (Layout, TooSlow, definitions, imports, libstdcxx_exports,
+                         makes_system_calls, process_names, sections)
 
 OBJECT_LIMIT = 64 << 20   # bytes
 COMMON = os.path.join(labs.ROOT, "common")

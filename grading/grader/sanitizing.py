@@ -1,7 +1,7 @@
 """--sanitize: a passing test run again under compute-sanitizer's tools,
 recorded and judged as usual (grader.py), each tool's findings."""
-from . import judge
 from shared import labs
+from . import judge
 
 
 def sanitize(binary, reference_bin, t, lim, seed, data_dirs, source, tools, stuck):

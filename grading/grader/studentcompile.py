@@ -14,8 +14,8 @@ import shlex
 import shutil
 
 from shared.includes import include_problems, lab_headers
-from . import sandbox
 from .compilerview import dependency_files, included_file_problems, library_binds
+from . import sandbox
 
 COMPILE_WALL_S = 180
 # The compiler's list of included files (preprocessing alone, about a

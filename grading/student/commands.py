@@ -16,13 +16,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from . import builddir
 from shared import labs
+from . import builddir
 from . import progress
 from . import skeleton
 from . import status
-from . import watching
 from .ui import Style, fail, lab_or_exit, show_compiler_messages
+from . import watching
 
 HINTS_SEEN = Path(labs.BUILD) / "hints-seen.json"
 

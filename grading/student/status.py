@@ -7,9 +7,9 @@ import textwrap
 from shared import labs
 from shared.progressbar import progress_bar
 from . import builddir
+from .progress import lab_state, stage_states
 from . import testruns
 from . import ui
-from .progress import lab_state, stage_states
 from .ui import Style, lab_or_exit
 
 MARKS = {"fast": ("★", Style.green), "passing": ("✔", Style.green),

@@ -6,10 +6,10 @@ that an unchanged lab is not run again."""
 import shutil
 from pathlib import Path
 
-from . import builddir
 from shared import criterion
 from shared import includes
 from shared import labs
+from . import builddir
 from .ui import Style
 
 RESULTS = Path(labs.BUILD) / "results"

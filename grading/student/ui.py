@@ -7,8 +7,8 @@ import shutil
 import sys
 import textwrap
 
-from . import buildmessages
 from shared import labs
+from . import buildmessages
 
 
 class Style:

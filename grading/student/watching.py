@@ -13,10 +13,10 @@ import struct
 import time
 from pathlib import Path
 
-from . import builddir
-from . import buildmessages
 from shared import criterion
 from shared import labs
+from . import builddir
+from . import buildmessages
 from . import progress
 from . import status
 from . import testruns
