@@ -255,10 +255,86 @@ void wb_bench_need_gpu(void)
         fprintf(stderr, "skipped: %s\n", reason);
         exit(77);   /* meson's "skipped" */
     }
-    /* Every table that follows was measured at these clocks. */
+    /* Every table that follows was measured on this card at these clocks. */
     wb_device device = wb_device_info();
+    printf("GPU: %s (sm_%d%d), %d SMs, L2 %.1f MiB, memory %.1f GiB\n", device.name,
+           device.major, device.minor, device.sm_count, device.l2_bytes / 1048576.0,
+           device.global_mem_bytes / 1073741824.0);
     printf("clocks: SM %.0f MHz measured now (peak %d MHz), memory %d MHz\n", wb_sm_clock_mhz(),
            device.clock_khz / 1000, device.memory_clock_khz / 1000);
+}
+
+/* Formats "FIRST|SECOND" into text; cuts it at the last '|' and returns
+ * SECOND (NULL when there is no '|'). */
+static char *format_two_parts(char *text, size_t len, const char *format, va_list args)
+{
+    vsnprintf(text, len, format, args);
+    char *second = strrchr(text, '|');
+    if (second)
+        *second++ = '\0';
+    return second;
+}
+
+void wb_bench_launch(const char *format, ...)
+{
+    char text[768];
+    va_list args;
+    va_start(args, format);
+    char *why = format_two_parts(text, sizeof text, format, args);
+    va_end(args);
+    printf("launch: %s", text);
+    if (why && *why)
+        printf(" (why: %s)", why);
+    printf("\n");
+}
+
+void wb_l2_share_text(char *out, size_t len, double bytes, double l2_bytes)
+{
+    double ratio = l2_bytes > 0.0 ? bytes / l2_bytes : 0.0;
+    int written = snprintf(out, len, "%.0f MiB = %.1fx L2 (%.1f MiB)", bytes / 1048576.0, ratio,
+                           l2_bytes / 1048576.0);
+    /* A set that fits stays in the cache between runs: its time is the L2's. */
+    if (ratio <= 1.0 && written >= 0 && (size_t)written < len)
+        snprintf(out + written, len - (size_t)written, ", fits in the L2: repeated runs find "
+                 "it there, not in DRAM");
+}
+
+void wb_bench_working_set(const char *what, double bytes)
+{
+    char share[160];
+    wb_l2_share_text(share, sizeof share, bytes, (double)wb_device_info().l2_bytes);
+    printf("working set: %s: %s\n", what, share);
+}
+
+void wb_host_cpu_name(char *out, size_t len)
+{
+    /* x86 names the CPU in "model name"; some ARM kernels say "Hardware"
+     * or (MIPS, POWER) "cpu model"/"cpu". The first one found wins. */
+    static const char *const keys[] = {"model name", "Hardware", "cpu model", "cpu"};
+    char line[512], found[sizeof keys / sizeof keys[0]][256] = {{0}};
+    FILE *cpuinfo = fopen("/proc/cpuinfo", "r");
+    while (cpuinfo && fgets(line, sizeof line, cpuinfo)) {
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        size_t key_len = (size_t)(colon - line);
+        while (key_len && (line[key_len - 1] == ' ' || line[key_len - 1] == '\t'))
+            key_len--;
+        char *value = colon + 1 + strspn(colon + 1, " \t");
+        value[strcspn(value, "\n")] = '\0';
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            if (!found[k][0] && *value && strlen(keys[k]) == key_len &&
+                !strncmp(line, keys[k], key_len))
+                snprintf(found[k], sizeof found[k], "%s", value);
+    }
+    if (cpuinfo)
+        fclose(cpuinfo);
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        if (found[k][0]) {
+            snprintf(out, len, "%s", found[k]);
+            return;
+        }
+    snprintf(out, len, "an unnamed CPU");
 }
 
 bool wb_bench_target(bool met, const char *format, ...)
@@ -266,11 +342,8 @@ bool wb_bench_target(bool met, const char *format, ...)
     char text[512];
     va_list args;
     va_start(args, format);
-    vsnprintf(text, sizeof text, format, args);
+    char *measured = format_two_parts(text, sizeof text, format, args);
     va_end(args);
-    char *measured = strrchr(text, '|');
-    if (measured)
-        *measured++ = '\0';
     if (narrowed_by) {
         printf("target: %s: not checked (it is for the full run, which --%s narrowed)\n", text,
                narrowed_by);

@@ -29,6 +29,7 @@
 #define WB_BENCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,9 +75,27 @@ void wb_bench_options(int argc, char **argv, const char *about, const wb_option 
 void wb_bench_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* Exits 77 with "skipped: <reason>" on stderr unless a usable GPU is here;
- * then prints the clocks that the tables are measured at (the SM clock
- * measured now, its peak, the memory clock). */
+ * then prints what the tables were measured on, in two lines:
+ *     GPU: NVIDIA H200 (sm_90), 132 SMs, L2 60.0 MiB, memory 140.4 GiB
+ *     clocks: SM 1980 MHz measured now (peak 1980 MHz), memory 3201 MHz */
 void wb_bench_need_gpu(void);
+
+/* Prints "launch: SETTINGS (why: WHY)" from one format "SETTINGS|WHY", the
+ * launch settings a benchmark chose and the reason: one line per choice,
+ * after wb_bench_need_gpu, before its tables. */
+void wb_bench_launch(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints "working set: WHAT: 768 MiB = 12.8x L2 (60.0 MiB)" for a working
+ * set of `bytes` on the GPU present (one that fits in the L2 is said so:
+ * repeated runs over it find it in the cache, not in DRAM). */
+void wb_bench_working_set(const char *what, double bytes);
+
+/* The text after "WHAT: " above, for an L2 of l2_bytes. */
+void wb_l2_share_text(char *out, size_t len, double bytes, double l2_bytes);
+
+/* The host CPU's name ("model name" in /proc/cpuinfo, else the "Hardware"
+ * or "cpu model" line, else "an unnamed CPU"), for figures measured on it. */
+void wb_host_cpu_name(char *out, size_t len);
 
 /* Prints "target: WHAT: met (MEASURED)" or "target: WHAT: NOT met (MEASURED)"
  * from one format whose text is "WHAT|MEASURED" (or "WHAT": no brackets);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "wb_test.h"
 
 Test(random, same_stream_same_numbers)
@@ -360,4 +361,34 @@ Test(device, usable_gives_a_reason_either_way)
     char reason[256] = "";
     bool usable = wb_gpu_usable(reason, sizeof reason);
     cr_assert_str_neq(reason, "", "wb_gpu_usable(%d) gave no reason", usable);
+}
+
+/* What every benchmark prints beside its tables (common/bench.c). */
+Test(bench, working_set_against_l2)
+{
+    char text[160];
+    wb_l2_share_text(text, sizeof text, 768.0 * 1048576, 60.0 * 1048576);
+    cr_assert_str_eq(text, "768 MiB = 12.8x L2 (60.0 MiB)");
+    wb_l2_share_text(text, sizeof text, 16.0 * 1048576, 50.0 * 1048576);
+    cr_assert_str_eq(text, "16 MiB = 0.3x L2 (50.0 MiB), fits in the L2: repeated runs find "
+                           "it there, not in DRAM");
+    wb_l2_share_text(text, 12, 16.0 * 1048576, 50.0 * 1048576);   /* cut, never overrun */
+    cr_assert_eq(strlen(text), 11);
+}
+
+Test(bench, launch_line_with_and_without_a_reason, .init = cr_redirect_stdout)
+{
+    wb_bench_launch("blocks of %d threads|best of the sweep on the %s", 256, "H200");
+    wb_bench_launch("one block per SM");
+    fflush(stdout);
+    cr_assert_stdout_eq_str("launch: blocks of 256 threads (why: best of the sweep on the H200)\n"
+                            "launch: one block per SM\n");
+}
+
+Test(bench, host_cpu_has_a_name)
+{
+    char name[256] = "";
+    wb_host_cpu_name(name, sizeof name);
+    cr_assert_str_neq(name, "", "wb_host_cpu_name gave nothing");
+    cr_assert_eq(strchr(name, '\n'), NULL, "the name keeps its line's newline: \"%s\"", name);
 }

@@ -95,7 +95,11 @@ def status(args):
             print("\n".join(stage_rows(name, rows, name_width)))
     if others:
         say(others_line(others) + " (`grading/workbook status` lists them)", Style.dim)
-    print("\n" + progress_bar(done, len(all_stages)))
+    # The bar counts what is on screen: the labs asked for (the others have
+    # their line above), or every lab.
+    shown_stages = [row for rows in shown.values() for row in rows]
+    shown_done = sum(state in ("passing", "fast") for _, _, state, _ in shown_stages)
+    print("\n" + progress_bar(shown_done, len(shown_stages)))
     reasons = {}
     for _, _, _, state, detail in all_stages:
         if state == "skipped":

@@ -68,6 +68,13 @@ int main(int argc, char **argv)
     free(host_c);
 
     wb_device dev = wb_device_info();
+    if (only_block)
+        wb_bench_launch("one thread per element, %d blocks of %d threads|--block %d",
+                        (n + only_block - 1) / only_block, only_block, only_block);
+    else
+        wb_bench_launch("one thread per element, blocks of 32 to 1024 threads, one row each|"
+                        "the best block size differs between GPUs: the target takes the best row");
+    wb_bench_working_set("a, b and c", 3.0 * (double)bytes);
     double copy = wb_copy_bandwidth_gbps();
     char title[640];
     snprintf(title, sizeof title,
@@ -77,7 +84,7 @@ int main(int argc, char **argv)
              n, dev.name, reps, copy, dev.theoretical_bandwidth_gbps,
              dev.memory_clock_khz / 1000, dev.memory_bus_bits);
     wb_table *table = wb_table_new("vector-add-bench", title,
-                                   "block|time (ms)|min (ms)|GB/s|% of copy");
+                                   "block|time per call (ms)|min (ms)|GB/s|% of copy");
     double best = 0.0;
     for (int block = 32; block <= 1024; block *= 2) {
         j.block_size = only_block ? only_block : block;

@@ -29,6 +29,13 @@ int main(int argc, char **argv)
                      "then prints the median time as nanoseconds per hand-off.",
                      options);
     wb_bench_need_gpu();
+    if (choice.block)
+        wb_bench_launch("barrier and spin: one block of %d threads; grid: one block of %d per "
+                        "SM|--block %d", choice.block, choice.block, choice.block);
+    else
+        wb_bench_launch("barrier and spin: one block of 32, then of 1024 threads; grid: one "
+                        "block per SM of 1, then of 32 threads|each shape puts the hand-off "
+                        "elsewhere: the next lane, another warp, another block");
     sync_up_handoff_table(count, reps, choice);
     return 0;
 }

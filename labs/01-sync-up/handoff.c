@@ -160,7 +160,8 @@ static void handoff_table(int count, int reps, handoff_choice choice,
     snprintf(title, sizeof title, "time per hand-off, recording %d turns, %s, median of %d runs",
              count, wb_device_info().name, reps);
     wb_table *table = wb_table_new("sync-up-handoff", title,
-                                   "hand-off|version|blocks|threads|time (ms)|ns per hand-off");
+                                   "hand-off|version|blocks|threads|time per call (ms)|"
+                                   "ns per hand-off");
     all_jobs all = {jobs, n, got, observe};
     wb_timing total = observed(observe, "every shape once",
                                wb_time_gpu_checked(run_all, &all, 1, reps,

@@ -120,7 +120,8 @@ static void stage0(int n)
     int low = 1 << 16;
     job j = {.stage = 0, .n = n / block_size * block_size, .a = device_ints(low)};
     wb_table *t = wb_table_new("atomics-stage0", "stage 0: counter, one increment per thread",
-                               "version|counters|M increments/s|final x[0]|speedup");
+                               "version|counters|time per call (ms)|M increments/s|"
+                               "final x[0]|speedup");
     for (int c = 0; c < 2; c++) {
         int slots = c == 0 ? HIGH : low;
         double base = 0;
@@ -133,8 +134,8 @@ static void stage0(int n)
             // counters).
             int expected = (j.n + slots - 1) / slots;
             expect(!j.version || first_int(j.a) == expected, "counter_atomic");
-            wb_table_row(t, "%s|%d|%.0f|%d of %d|%.1f", j.version ? "atomicAdd" : "racy ++",
-                         slots, wb_items_per_s(j.n, ms) / 1e6, first_int(j.a), expected,
+            wb_table_row(t, "%s|%d|%.3f|%.0f|%d of %d|%.1f", j.version ? "atomicAdd" : "racy ++",
+                         slots, ms, wb_items_per_s(j.n, ms) / 1e6, first_int(j.a), expected,
                          base / ms);
         }
     }
@@ -163,7 +164,7 @@ static bool stage1(int n, double copy, double target)
              "%.0f GB/s", n, 4.0 * n / 1e6, copy);
     wb_table *t = wb_table_new(
         "atomics-stage1", title,
-        "op|version|slots|time (ms)|M elements/s|GB/s read|% of copy|speedup");
+        "op|version|slots|time per call (ms)|M elements/s|GB/s read|% of copy|speedup");
     double block_sum_gbps = 0;
     for (int op = REDUCE_SUM; op <= REDUCE_MAX; op++)
         for (int c = 0; c < 2; c++) {
@@ -189,7 +190,7 @@ static bool stage1(int n, double copy, double target)
      * one address as much as by memory: larger blocks make fewer of them. */
     int chosen_block = block_size;
     t = wb_table_new("atomics-stage1-blocks", "stage 1: per-block sum into one slot, by block size",
-                     "block|time (ms)|GB/s read|% of copy");
+                     "block|time per call (ms)|GB/s read|% of copy");
     j.op = REDUCE_SUM;
     j.version = REDUCE_PER_BLOCK;
     j.slots = HIGH;
@@ -218,7 +219,8 @@ static void stage2(void)
              .b = device_ints(1 << 16)};
     CUDA_CHECK(cudaMalloc((void **)&j.tallies, sizeof(tally) << 16));
     wb_table *t = wb_table_new("atomics-stage2", "stage 2: locked update of {sum, count, max}",
-                               "lock|locks|threads|M updates/s|count in slot 0|speedup");
+                               "lock|locks|threads|time per call (ms)|M updates/s|"
+                               "count in slot 0|speedup");
     for (int k = 0; k < 2; k++) {
         double base = 0;
         for (j.version = LOCK_SPIN; j.version >= 0; j.version--) {
@@ -230,8 +232,8 @@ static void stage2(void)
             CUDA_CHECK(cudaMemcpy(&first, j.tallies, sizeof first, cudaMemcpyDeviceToHost));
             expect(j.version != LOCK_SPIN || first.count == (j.n + j.slots - 1) / j.slots,
                    "locked_tally with the spin lock");
-            wb_table_row(t, "%s|%d|%d|%.1f|%d of %d|%.1f", lock_kind_names[j.version], j.slots,
-                         j.n, wb_items_per_s(j.n, ms) / 1e6, first.count,
+            wb_table_row(t, "%s|%d|%d|%.3f|%.1f|%d of %d|%.1f", lock_kind_names[j.version],
+                         j.slots, j.n, ms, wb_items_per_s(j.n, ms) / 1e6, first.count,
                          (j.n + j.slots - 1) / j.slots, base / ms);
         }
     }
@@ -246,12 +248,13 @@ static void stage3(int n)
     j.b = device_ints((size_t)(j.n / block_size));
     j.c = device_ints((size_t)(j.n / block_size));
     wb_table *t = wb_table_new("atomics-stage3", "stage 3: single, one atomicCAS per thread",
-                               "version|threads|M threads/s|sections run");
+                               "version|threads|time per call (ms)|M threads/s|sections run");
     for (j.version = 0; j.version < 2; j.version++) {
         double ms = time_ms(&j);
         expect(first_int(j.b) == 1, "single");
-        wb_table_row(t, "%s|%d|%.0f|%d per %s", j.version ? "per block" : "per grid", j.n,
-                     wb_items_per_s(j.n, ms) / 1e6, first_int(j.b), j.version ? "block" : "grid");
+        wb_table_row(t, "%s|%d|%.3f|%.0f|%d per %s", j.version ? "per block" : "per grid", j.n,
+                     ms, wb_items_per_s(j.n, ms) / 1e6, first_int(j.b),
+                     j.version ? "block" : "grid");
     }
     wb_table_print(t, stdout);
     wb_table_free(t);
@@ -281,7 +284,7 @@ static bool stage4(int n)
     snprintf(title, sizeof title, "stage 4: worklist push, %d threads, %lld items (0..%d per "
              "thread)", n, items, WORKLIST_MAX_PUSH);
     wb_table *t = wb_table_new("atomics-stage4", title,
-                               "version|lists|time (ms)|M items/s|speedup");
+                               "version|lists|time per call (ms)|M items/s|speedup");
     double warp_speedup = 0;
     for (int c = 0; c < 2; c++) {
         int lists = c == 0 ? HIGH : low;
@@ -312,7 +315,7 @@ static void stage5(int n)
 {
     job j = {.stage = 5, .n = n, .a = device_ints((size_t)n + (1 << 16))};
     wb_table *t = wb_table_new("atomics-stage5", "stage 5: lock-free list insert (CAS retry loop)",
-                               "anchors|inserts|time (ms)|M inserts/s");
+                               "anchors|inserts|time per call (ms)|M inserts/s");
     for (int c = 0; c < 2; c++) {
         j.slots = c == 0 ? HIGH : 1 << 16;
         double ms = time_ms(&j);
@@ -336,7 +339,7 @@ static void stage6(int n)
         wb_fail("out of host memory for %d ints", n);
     wb_table *t = wb_table_new("atomics-stage6",
                                "stage 6: a lock per node against stage 5's lock-free insert",
-                               "version|anchors|threads|time (ms)|M threads/s");
+                               "version|anchors|threads|time per call (ms)|M threads/s");
     for (int c = 0; c < 2; c++) {
         j.slots = anchors[c];
         j.n = inserts[c];
@@ -386,9 +389,17 @@ int main(int argc, char **argv)
     wb_bench_need_gpu();
     wb_device dev = wb_device_info();
     double copy = wb_copy_bandwidth_gbps();
-    printf("%s, %d SMs, block %d, median of %d runs; copy bandwidth %.0f GB/s\n"
+    wb_bench_launch("blocks of %d threads, grids as large as the work (stage 1: %d ints per "
+                    "thread); stage 1's per-block sum also in blocks of 256, 512 and 1024|%s; "
+                    "the per-block sum's best block size differs between GPUs (larger blocks, "
+                    "fewer atomics on one slot): its target takes the best",
+                    block_size, REDUCE_ITEMS, block_size == 256 ? "8 warps a block, the usual "
+                    "start: several blocks per SM on any GPU" : "--block");
+    if (stage == WB_ALL_STAGES || stage == 1)
+        wb_bench_working_set("stage 1's ints", 4.0 * n);
+    printf("%s, %d SMs, median of %d runs; copy bandwidth %.0f GB/s\n"
            "(correctness is the tests' job: run `meson test --suite atomics` first)\n\n",
-           dev.name, dev.sm_count, block_size, reps, copy);
+           dev.name, dev.sm_count, reps, copy);
     bool all = stage == WB_ALL_STAGES, met = true;
     if (all || stage == 0) stage0(n / 4);
     if (all || stage == 1) met &= stage1(n, copy, target);

@@ -138,7 +138,7 @@ static void lecture_table(job *j, int expected, int first, int last, int reps, d
              "copy bandwidth %.0f GB/s (read + write)",
              j->n, j->block_size, gpu, reps, CALLS, j->buffers, copy);
     wb_table *table = wb_table_new("reduction-bench", title,
-                                   "stage|kernel|time (ms)|GB/s|step speedup|cumulative "
+                                   "stage|kernel|time per call (ms)|GB/s|step speedup|cumulative "
                                    "speedup|% of copy|one buffer GB/s");
     double first_ms = 0.0, previous_ms = 0.0;
     int buffers = j->buffers;
@@ -196,9 +196,10 @@ static double target_table(job *j, int expected, int first, int last, int reps)
     char title[256];
     snprintf(title, sizeof title,
              "reduction target, n = %d ints (%.0f MB, one buffer, far beyond L2), blocks of "
-             "%d, median of %d", j->n, 4e-6 * j->n, j->block_size, reps);
+             "%d, median of %d launches of a CUDA graph of %d back-to-back reductions",
+             j->n, 4e-6 * j->n, j->block_size, reps, CALLS);
     wb_table *table = wb_table_new("reduction-target", title,
-                                   "stage|kernel|time (ms)|GB/s|% of CUB");
+                                   "stage|kernel|time per call (ms)|GB/s|% of CUB");
     j->stage = CUB_ROW;
     double cub_ms = time_ms(j, expected, reps), cub = gbps(j, cub_ms), best = 0.0;
     for (int stage = first; stage <= last; stage++) {
@@ -244,10 +245,20 @@ int main(int argc, char **argv)
     bool all = only_stage == WB_ALL_STAGES;
     int first = all ? 0 : only_stage, last = all ? REDUCE_STAGES - 1 : only_stage;
     wb_device dev = wb_device_info();
+    wb_bench_launch("blocks of %d threads; stages 0-5 one block per %d ints (stages 3-5: %d), "
+                    "then again on the partial sums; stage 6 at most %u blocks, stage 7 %u|%s; "
+                    "stages 6 and 7 size their grid from the SM count and the occupancy API "
+                    "(as many blocks as the GPU holds at once), each thread looping over the "
+                    "rest", block, block, 2 * block, reduce_resident_blocks(6, block),
+                    reduce_resident_blocks(7, block),
+                    block == 256 ? "the lecture's block size (--sweep tries 32 to 1024)"
+                                 : "--block");
     double copy = wb_copy_bandwidth_gbps();
 
     job j = {.block_size = block};
     int expected = setup(&j, n, rotation_buffers(n));
+    wb_bench_working_set("the lecture table's rotating inputs", 4.0 * n * j.buffers);
+    wb_bench_working_set("the lecture table's one-buffer column", 4.0 * n);
     lecture_table(&j, expected, first, last, reps, copy, dev.name);
     if (sweep)
         sweep_table(&j, expected, first, last, reps);
@@ -257,6 +268,7 @@ int main(int argc, char **argv)
 
     j.block_size = block;
     expected = setup(&j, big, 1);
+    wb_bench_working_set("the target table's input", 4.0 * big);
     double ratio = target_table(&j, expected, first, last, reps);
     teardown(&j);
     return wb_bench_target(ratio >= target, "best stage >= %.0f%% of CUB's bandwidth at n = %d|"

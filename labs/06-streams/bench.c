@@ -334,7 +334,7 @@ static double versions_table(bench *b, int only, int streams, int segments, int 
              "pipeline from the measured stage times of one segment; efficiency = ideal / time",
              b->pinned.n, b->cfg.repeat, reps);
     wb_table *table = wb_table_new("streams-versions", title,
-                                   "version|what|streams|segments|time (ms)|vs v0|vs v1|"
+                                   "version|what|streams|segments|time per call (ms)|vs v0|vs v1|"
                                    "stages in/kernel/out (ms)|ideal (ms)|efficiency");
     double v0 = NAN, v1 = NAN;
     int first = only == WB_ALL_STAGES ? 0 : only, last = only == WB_ALL_STAGES ? 4 : only;
@@ -396,7 +396,7 @@ static void implicit_sync_table(bench *b, int streams, int segments, double v1, 
              "segments, with and without a cudaMemset on the default stream after each kernel",
              streams, segments);
     wb_table *table = wb_table_new("streams-implicit-sync", title,
-                                   "case|time (ms)|vs v1|ideal (ms)|efficiency");
+                                   "case|time per call (ms)|vs v1|ideal (ms)|efficiency");
     double overlapped = time_version(b, 4, streams, segments, reps);
     wb_table_row(table, "overlapped|%.1f|%.2f|%.1f|%.2f", overlapped, v1 / overlapped, ideal,
                  ideal / overlapped);
@@ -557,7 +557,8 @@ static void managed_table(bench *b, int repeat, int only, link_gbps link, int re
              "element at the pinned rates above, %.1f GB/s in, then %.1f out)", n, repeat, reps,
              serial_ms, link.h2d, link.d2h);
     wb_table *table = wb_table_new("streams-managed", title,
-                                   "variant|time (ms)|GB/s across the link|vs serial copies");
+                                   "variant|time per call (ms)|GB/s across the link|"
+                                   "vs serial copies");
     for (int v = 0; v < UM_VARIANTS; v++) {
         if (only != WB_ALL_STAGES && v != only)
             continue;
@@ -645,6 +646,12 @@ int main(int argc, char **argv)
         timeline = default_timeline;
     }
 
+    wb_bench_launch("kernel in blocks of %d threads; %d streams x %d segments (the sweep: 2 "
+                    "to 16 streams, 4 to 64 segments)|%s; the lecture's streams and segments, "
+                    "and the sweep shows where they stop paying on this GPU", block, streams,
+                    segments,
+                    block == 256 ? "8 warps a block, the usual start" : "--block");
+    wb_bench_working_set("x and y on the device", 2.0 * sizeof(float) * (double)n);
     bench b;
     setup(&b, n, streams, segments, block);
     link_gbps link = bandwidth_table(&b, reps);

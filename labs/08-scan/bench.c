@@ -142,7 +142,7 @@ static double stage_table(job *j, const unsigned *host, int first, int last, int
              "copy bandwidth %.0f GB/s (read + write); stages 0-2 scan each tile on its own",
              j->n, j->block_size, gpu, reps, j->buffers, copy);
     wb_table *table = wb_table_new("scan-bench", title,
-                                   "stage|kernel|time (ms)|GB/s|% of copy|% of CUB");
+                                   "stage|kernel|time per call (ms)|GB/s|% of copy|% of CUB");
     for (int stage = first; stage <= last; stage++) {
         j->stage = stage;
         validate(j, host, got);
@@ -213,7 +213,8 @@ static void compaction_table(int n, int block_size, int reps, const char *gpu)
              "compaction (a frontier of flags), n = %d, blocks of %d, %s, median of %d; items/s "
              "count the n flags read", n, block_size, gpu, reps);
     wb_table *table = wb_table_new("scan-compaction", title,
-                                   "kept|version|time (ms)|G items/s|vs atomic per item");
+                                   "kept|version|time per call (ms)|G items/s|"
+                                   "vs atomic per item");
     wb_rng rng = wb_rng_for("scan bench compaction");
     for (size_t p = 0; p < sizeof percent / sizeof percent[0]; p++) {
         unsigned kept = 0, sum = 0, xor_all = 0;
@@ -272,6 +273,11 @@ int main(int argc, char **argv)
         wb_bench_usage_error("--block %d: the block size must be a power of two", block);
     wb_bench_need_gpu();
     wb_device dev = wb_device_info();
+    wb_bench_launch("blocks of %d threads; stages 3-5 %d values per thread (%d 16-byte "
+                    "loads, %d bytes in flight), a tile of %d values per block|%s; the loads per "
+                    "thread are SCAN_ROUNDS in lab.h", block, SCAN_ITEMS_PER_THREAD, SCAN_ROUNDS,
+                    16 * SCAN_ROUNDS, block * SCAN_ITEMS_PER_THREAD,
+                    block == 256 ? "8 warps a block, the lecture's block size" : "--block");
     double copy = wb_copy_bandwidth_gbps();
 
     bool all = only_stage == WB_ALL_STAGES;
@@ -285,6 +291,9 @@ int main(int argc, char **argv)
             host[i] = (unsigned)(wb_rng_u64(&rng) >> 32);
         job j = {.block_size = block};
         setup(&j, host, n);
+        wb_bench_working_set(j.buffers > 1 ? "the rotating inputs and outputs"
+                                           : "the input and the output",
+                             2.0 * sizeof(unsigned) * (double)n * j.buffers);
         ratio = stage_table(&j, host, all ? 0 : only_stage, all ? SCAN_STAGES - 1 : only_stage,
                             reps, copy, dev.name);
         teardown(&j);

@@ -154,7 +154,7 @@ static double forces_table(int n, int only_stage, const int *blocks, int block_c
              n, dev.name, reps, NBODY_FLOPS_PER_INTERACTION, peak, dev.sm_count, fp32_lanes(),
              *clock_mhz);
     wb_table *table = wb_table_new("nbody-bench", title,
-                                   "n|stage|kernel|block|time (ms)|pairs/s (1e9)|GFLOP/s|"
+                                   "n|stage|kernel|block|time per call (ms)|pairs/s (1e9)|GFLOP/s|"
                                    "% of FP32 peak|error");
     for (int stage = 0; stage < NBODY_STAGES; stage++)
         for (int k = 0; k < block_count; k++)
@@ -192,7 +192,7 @@ static void layout_table(int n, int reps)
              "x += dx over %d bodies (given shift_x, median of %d runs of %d launches); "
              "device-to-device copy %.0f GB/s (read + written)", n, reps, SHIFT_CALLS, copy);
     wb_table *table = wb_table_new("nbody-layouts", title,
-                                   "layout|floats between two x|time (ms)|x GB/s|"
+                                   "layout|floats between two x|time per call (ms)|x GB/s|"
                                    "sector GB/s|% of copy");
     for (int l = NBODY_AOS; l <= NBODY_FLOAT4; l++) {
         shift_job j = {&b.layouts[l]};
@@ -263,6 +263,18 @@ int main(int argc, char **argv)
                      "each stage's accelerations are checked against the CPU first.",
                      options);
     wb_bench_need_gpu();
+    if (block)
+        wb_bench_launch("one thread per body, blocks of %d threads (the tile of stages 3 and 4)|"
+                        "--block %d", block, block);
+    else
+        wb_bench_launch("one thread per body, blocks of 128, 256 and 512 threads, one row each "
+                        "(the block is the tile of stages 3 and 4)|the best block size differs "
+                        "between GPUs: the target takes the best row");
+    wb_bench_working_set("the forces table's bodies (AOS, 28 bytes each)",
+                         sizeof(nbody_body) * (double)n);
+    if (layout_n > 0)
+        wb_bench_working_set("the layout table's bodies (AOS)",
+                             sizeof(nbody_body) * (double)layout_n);
 
     bool ok = true;
     const int all_blocks[] = {128, 256, 512};

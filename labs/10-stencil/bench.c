@@ -1,9 +1,10 @@
 /*
  * Lab 10 benchmark: every stage's effective bandwidth on grids far beyond
  * the L2 cache (8192^2 floats in 2D, 512^3 in 3D: 256 MiB and 512 MiB per
- * buffer against the H100's 50 MB of L2), next to the device-to-device copy
- * bandwidth measured in the same run; then the targets: the best 2D stage
- * at --target (0.8) of the copy, the best 3D stage at --target-3d (0.7).
+ * buffer; the output says how many times the L2 of the GPU present), next
+ * to the device-to-device copy bandwidth measured in the same run; then the
+ * targets: the best 2D stage at --target (0.8) of the copy, the best 3D
+ * stage at --target-3d (0.7).
  * `stencil-bench-reference --help` for the options (common/bench.h).
  *
  * Effective bandwidth = (one read + one write of the grid) / time per step:
@@ -97,6 +98,9 @@ static double stage_table(int dims, int side, int first, int last, job *j, int r
     CUDA_CHECK(cudaMalloc((void **)&j->a, bytes));
     CUDA_CHECK(cudaMalloc((void **)&j->b, bytes));
     reference r = cpu_reference(j, dims);
+    char what[48];
+    snprintf(what, sizeof what, "the %dD grid's two buffers", dims);
+    wb_bench_working_set(what, 2.0 * bytes);
 
     char title[512];
     snprintf(title, sizeof title,
@@ -178,6 +182,16 @@ int main(int argc, char **argv)
     bool all = only_stage == WB_ALL_STAGES;
     int first = all ? 0 : only_stage, last = all ? STENCIL_STAGES - 1 : only_stage;
     wb_device dev = wb_device_info();
+    wb_bench_launch("stages 0 and 3 blocks of %d threads in rows of 32, one cell each; stage 1 "
+                    "%d x %d tiles; stage 2 rows of %d threads marching %d rows; stage 4 %d x %d "
+                    "tiles marching %d planes; stage 5 %d warps, each a 32 x %d strip marching "
+                    "%d planes|%s; the other stages' shapes are fixed in lab.h", naive_block,
+                    STENCIL_TILE_X, STENCIL_TILE_Y, STENCIL_ROW_THREADS, STENCIL_ROWS,
+                    STENCIL_TILE_X, STENCIL_TILE_Y, STENCIL_PLANES, STENCIL_STRIP_WARPS,
+                    STENCIL_STRIP_ROWS, STENCIL_PLANES,
+                    naive_block == STENCIL_TILE_X * STENCIL_TILE_Y
+                        ? "the naive blocks have the tiles' shape"
+                        : "--block set the naive blocks");
     double copy = wb_copy_bandwidth_gbps();
 
     bool met = true;

@@ -279,11 +279,20 @@ int main(int argc, char **argv)
     wb_device dev = wb_device_info();
     bool all = only_stage == WB_ALL_STAGES;
     int first = all ? 0 : only_stage, last = all ? IMAGE_STAGES - 1 : only_stage;
-    printf("%s: %d SMs, L2 %.0f MiB; convolution blocks of stages 0-1 32 x %d threads, of "
-           "stages 2-4 %d x %d (stage 4: %d x %d outputs each); histogram blocks %d threads, as "
-           "many per SM as the occupancy API allows\n", dev.name, dev.sm_count,
-           dev.l2_bytes / 1048576.0, naive_block / 32, IMAGE_TILE_X, IMAGE_TILE_Y, IMAGE_TILE_X,
-           IMAGE_TILE_Y * IMAGE_COARSEN, IMAGE_HISTOGRAM_BLOCK);
+    wb_bench_launch("convolution blocks of stages 0-1 32 x %d threads, of stages 2-4 %d x %d "
+                    "(stage 4: %d x %d outputs each); histogram blocks %d threads, as many per "
+                    "SM as the occupancy API allows|%s; the tiles are fixed in lab.h, and the "
+                    "histogram's grid follows the SM count", naive_block / 32, IMAGE_TILE_X,
+                    IMAGE_TILE_Y, IMAGE_TILE_X, IMAGE_TILE_Y * IMAGE_COARSEN,
+                    IMAGE_HISTOGRAM_BLOCK,
+                    naive_block == IMAGE_TILE_X * IMAGE_TILE_Y
+                        ? "the naive blocks have the tiles' shape"
+                        : "--block set the naive blocks");
+    if (first < IMAGE_FIRST_HISTOGRAM_STAGE)
+        wb_bench_working_set("the convolution's image in and out",
+                             2.0 * sizeof(float) * (double)side * side);
+    if (last >= IMAGE_FIRST_HISTOGRAM_STAGE)
+        wb_bench_working_set("the histogram's bytes", (double)FULL_BYTES);
     bool met = true;
 
     if (first < IMAGE_FIRST_HISTOGRAM_STAGE) {
