@@ -427,7 +427,11 @@ Test(image, stage4_large) { check_large(4); }
  * tap, say) gives the right image, 32 reads in turn where one would do.
  * Stage 1 must then not be much slower than stage 0, whose mask comes
  * through the L1 cache, which serves 32 addresses at once. A radius-4 mask
- * on 2048 x 2048 pixels: 81 mask reads per pixel, about a millisecond. */
+ * on 2048 x 2048 pixels: 81 mask reads per pixel, about a millisecond. On
+ * the H200 the right stage 1 takes about as long as stage 0, and a
+ * divergent one 4.5 to 5 times as long: the bound is 3 times, and each time
+ * is the median of 9 runs, so that other processes sharing the GPU (a
+ * grader's batch) cannot make a right stage 1 fail. */
 typedef struct {
     int stage;
     float *d_in, *d_out, mask[IMAGE_MAX_TAPS];
@@ -441,7 +445,7 @@ static void run_broadcast(void *context)
 }
 
 Test(image, stage1_broadcast,
-     .description = "stage 1 (mask in constant memory) at most twice stage 0's time, radius 4")
+     .description = "stage 1 (mask in constant memory) at most 3 times stage 0's time, radius 4")
 {
     const size_t n = (size_t)2048 * 2048;
     broadcast_job j;
@@ -458,14 +462,14 @@ Test(image, stage1_broadcast,
     for (j.stage = 0; j.stage <= 1; j.stage++) {
         char what[96];
         snprintf(what, sizeof what, "stage %d, 2048 x 2048, radius 4: median ms", j.stage);
-        ms[j.stage] = wb_observe_double(what, wb_time_gpu(run_broadcast, &j, 1, 5).median_ms);
+        ms[j.stage] = wb_observe_double(what, wb_time_gpu(run_broadcast, &j, 1, 9).median_ms);
     }
     CUDA_CHECK(cudaFree(j.d_in));
     CUDA_CHECK(cudaFree(j.d_out));
     if (wb_under_sanitizer())
         return;   /* the tools' times say nothing about the GPU's */
-    cr_assert(ms[1] <= 2.0 * ms[0],
-              "stage 1 takes %.3f ms, stage 0 %.3f ms: more than twice as long with the mask "
+    cr_assert(ms[1] <= 3.0 * ms[0],
+              "stage 1 takes %.3f ms, stage 0 %.3f ms: more than 3 times as long with the mask "
               "in constant memory. The mask's index differs between the threads of a warp "
               "(divergent constant indexing: constant memory then serves the warp's 32 "
               "addresses one after the other); every thread must read tap dy * side + dx at "
