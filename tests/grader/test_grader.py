@@ -405,7 +405,6 @@ def static_check_problems():
     expected ("ok" for every honest case). A whole grade each would build
     the trusted tree again for every one."""
     import concurrent.futures
-    from grader import trees
     reference = open(os.path.join(ROOT, "solutions", LAB, "kernels.cu")).read()
     skeleton = open(os.path.join(ROOT, "labs", LAB, "kernels.cu")).read()
     cases = {f"honest-{name}": (text, "ok") for name, text in honest.submissions(reference).items()}

@@ -333,7 +333,7 @@ def whole_copy_problems(base):
                   if "/grading/skeletons/" not in name}
     repository.update({f"workbook/solutions/{LAB}/kernels.cu": solved,
                        f"workbook/build/{LAB}/kernels.cu": b"generated",
-                       f"workbook/build-gpu/vector-add.p/kernels.cu.o": b"\x7fELF",
+                       "workbook/build-gpu/vector-add.p/kernels.cu.o": b"\x7fELF",
                        "workbook/.git/HEAD": b"ref: refs/heads/main\n",
                        f"workbook/{KERNEL}.bak": b"old", f"workbook/{KERNEL}~": b"older",
                        f"workbook/labs.orig/{LAB}/kernels.cu": b"oldest"})
