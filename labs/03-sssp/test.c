@@ -795,7 +795,9 @@ WB_SOURCE_SUITE(sssp_source);
 #define POP_ORDER                                                                           \
     "clear the flag with an exchange that acquires, then read the distance fresh "        \
     "(volatile or an atomic load): with a plain store or a relaxed exchange an "          \
-    "improvement can land between them and be missed by both sides"
+    "improvement can land between them and be missed by both sides; with the read "      \
+    "first (pop's order turned round), an improvement landing between the read and the " \
+    "clear finds the flag still set, does not push u, and is lost"
 #define PUSH_ORDER                                                                         \
     "set the flag with an exchange that releases (it orders the lowered dist[v] before " \
     "the flag, for pop's acquire), so that v is queued once, and an atomicAdd for its slot"
@@ -803,7 +805,7 @@ WB_SOURCE_SUITE(sssp_source);
 WB_SOURCE_RULES_TEST(sssp_source, stage1_atomics,
     {"relax_all_stage1", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
 WB_SOURCE_RULES_TEST(sssp_source, stage2_memory_order,
-    {"pop", .orderings = 1, .fresh_accesses = 2, .why = POP_ORDER},
+    {"pop", .orderings = 1, .fresh_accesses = 2, .fence_before = "dist", .why = POP_ORDER},
     {"push", .orderings = 1, .fresh_accesses = 2, .why = PUSH_ORDER},
     {"relax_out_edges_stage2", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
 WB_SOURCE_RULES_TEST(sssp_source, stage3_atomics,
