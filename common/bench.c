@@ -306,6 +306,44 @@ void wb_bench_working_set(const char *what, double bytes)
     printf("working set: %s: %s\n", what, share);
 }
 
+/* "2^26" for a power of two, else the decimal count. */
+static void count_text(char *out, size_t len, size_t count)
+{
+    if (count >= 1024 && (count & (count - 1)) == 0)
+        snprintf(out, len, "2^%d", __builtin_ctzll((unsigned long long)count));
+    else
+        snprintf(out, len, "%zu", count);
+}
+
+size_t wb_bench_default_size(const char *what, size_t usual, size_t granule, double bytes_each,
+                             double device_bytes_each)
+{
+    double l2 = (double)wb_device_info().l2_bytes, wanted = WB_L2_TIMES * l2 / bytes_each;
+    size_t free_bytes, total_bytes;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    double room = 0.5 * (double)free_bytes / device_bytes_each;
+    size_t count = usual;
+    if ((double)usual < wanted) {
+        double raised = ceil(fmin(wanted, room) / (double)granule) * (double)granule;
+        count = raised > (double)usual ? (size_t)raised : usual;
+    }
+    char usual_text[32], count_now[32], share[160];
+    count_text(usual_text, sizeof usual_text, usual);
+    count_text(count_now, sizeof count_now, count);
+    wb_l2_share_text(share, sizeof share, bytes_each * (double)usual, l2);
+    printf("size: %s: %s, %s", what, usual_text, share);
+    if (count == usual && (double)usual >= wanted)
+        printf(": kept, %.0fx L2 or more\n", WB_L2_TIMES);
+    else if (count == usual)
+        printf(": kept, as half of the free device memory (%.1f GiB) holds no more\n",
+               free_bytes / 1073741824.0);
+    else
+        printf(": raised to %s (%.0f MiB = %.1fx L2)%s\n", count_now,
+               bytes_each * (double)count / 1048576.0, bytes_each * (double)count / l2,
+               (double)count < wanted ? ", as far as half of the free device memory holds" : "");
+    return count;
+}
+
 void wb_host_cpu_name(char *out, size_t len)
 {
     /* x86 names the CPU in "model name"; some ARM kernels say "Hardware"
