@@ -315,13 +315,12 @@ static void count_text(char *out, size_t len, size_t count)
         snprintf(out, len, "%zu", count);
 }
 
-size_t wb_bench_default_size(const char *what, size_t usual, size_t granule, double bytes_each,
-                             double device_bytes_each)
+size_t wb_default_size_text(char *out, size_t len, const char *what, size_t usual,
+                            size_t granule, double bytes_each, double device_bytes_each,
+                            double l2_bytes, double free_bytes)
 {
-    double l2 = (double)wb_device_info().l2_bytes, wanted = WB_L2_TIMES * l2 / bytes_each;
-    size_t free_bytes, total_bytes;
-    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    double room = 0.5 * (double)free_bytes / device_bytes_each;
+    double wanted = WB_L2_TIMES * l2_bytes / bytes_each;
+    double room = 0.5 * free_bytes / device_bytes_each;   /* half: the rest is the lab's */
     size_t count = usual;
     if ((double)usual < wanted) {
         double raised = ceil(fmin(wanted, room) / (double)granule) * (double)granule;
@@ -330,17 +329,31 @@ size_t wb_bench_default_size(const char *what, size_t usual, size_t granule, dou
     char usual_text[32], count_now[32], share[160];
     count_text(usual_text, sizeof usual_text, usual);
     count_text(count_now, sizeof count_now, count);
-    wb_l2_share_text(share, sizeof share, bytes_each * (double)usual, l2);
-    printf("size: %s: %s, %s", what, usual_text, share);
+    wb_l2_share_text(share, sizeof share, bytes_each * (double)usual, l2_bytes);
     if (count == usual && (double)usual >= wanted)
-        printf(": kept, %.0fx L2 or more\n", WB_L2_TIMES);
+        snprintf(out, len, "%s: %s, %s: kept, %.0fx L2 or more", what, usual_text, share,
+                 WB_L2_TIMES);
     else if (count == usual)
-        printf(": kept, as half of the free device memory (%.1f GiB) holds no more\n",
-               free_bytes / 1073741824.0);
+        snprintf(out, len, "%s: %s, %s: kept, as half of the free device memory (%.1f GiB) "
+                 "holds no more", what, usual_text, share, free_bytes / 1073741824.0);
     else
-        printf(": raised to %s (%.0f MiB = %.1fx L2)%s\n", count_now,
-               bytes_each * (double)count / 1048576.0, bytes_each * (double)count / l2,
-               (double)count < wanted ? ", as far as half of the free device memory holds" : "");
+        snprintf(out, len, "%s: %s, %s: raised to %s (%.0f MiB = %.1fx L2)%s", what, usual_text,
+                 share, count_now, bytes_each * (double)count / 1048576.0,
+                 bytes_each * (double)count / l2_bytes,
+                 (double)count < wanted ? ", as far as half of the free device memory holds" : "");
+    return count;
+}
+
+size_t wb_bench_default_size(const char *what, size_t usual, size_t granule, double bytes_each,
+                             double device_bytes_each)
+{
+    size_t free_bytes, total_bytes;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    char line[512];
+    size_t count = wb_default_size_text(line, sizeof line, what, usual, granule, bytes_each,
+                                        device_bytes_each, (double)wb_device_info().l2_bytes,
+                                        (double)free_bytes);
+    printf("size: %s\n", line);
     return count;
 }
 

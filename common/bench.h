@@ -90,6 +90,9 @@ void wb_bench_launch(const char *format, ...) __attribute__((format(printf, 1, 2
  * repeated runs over it find it in the cache, not in DRAM). */
 void wb_bench_working_set(const char *what, double bytes);
 
+/* The text after "WHAT: " above, for an L2 of l2_bytes. */
+void wb_l2_share_text(char *out, size_t len, double bytes, double l2_bytes);
+
 /* The default working set of a benchmark holds the L2 this many times at
  * least, so that repeated runs over it measure DRAM, not the cache. */
 #define WB_L2_TIMES 4.0
@@ -105,8 +108,11 @@ void wb_bench_working_set(const char *what, double bytes);
 size_t wb_bench_default_size(const char *what, size_t usual, size_t granule, double bytes_each,
                              double device_bytes_each);
 
-/* The text after "WHAT: " above, for an L2 of l2_bytes. */
-void wb_l2_share_text(char *out, size_t len, double bytes, double l2_bytes);
+/* The count and the text after "size: " above, for an L2 of l2_bytes and
+ * free_bytes of free device memory. */
+size_t wb_default_size_text(char *out, size_t len, const char *what, size_t usual,
+                            size_t granule, double bytes_each, double device_bytes_each,
+                            double l2_bytes, double free_bytes);
 
 /* The host CPU's name ("model name" in /proc/cpuinfo, else the "Hardware"
  * or "cpu model" line, else "an unnamed CPU"), for figures measured on it. */

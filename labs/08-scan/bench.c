@@ -14,6 +14,8 @@
  * smaller --n the runs rotate over copies of the input and output that
  * together hold four times the L2, so that the table still shows DRAM.
  * Every stage's output is checked against the CPU before it is timed.
+ * Each timed run makes as many calls back to back as last about 1 ms
+ * (WB_MIN_RUN_MS); the tables give the median per call.
  */
 #include <limits.h>
 #include <math.h>
