@@ -98,8 +98,7 @@ int main(int argc, char **argv)
         double gbps = wb_gbps(3.0 * (double)bytes, t.median_ms);
         best = gbps > best ? gbps : best;
         wb_table_row(table, "%d|%d|%.3f|%.3f|%.0f|%.1f", j.block_size, calls, t.median_ms,
-                     t.min_ms, gbps,
-                     100.0 * gbps / copy);
+                     t.min_ms, gbps, 100.0 * gbps / copy);
         if (only_block)
             break;
     }

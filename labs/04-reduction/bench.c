@@ -14,8 +14,8 @@
  * Each timed repetition launches a CUDA graph of reductions captured back to
  * back, between one pair of events, and the time is per reduction. The
  * graph holds as many as last WB_MIN_RUN_MS (1 ms) at the copy bandwidth,
- * about the fastest a reduction reads (wb_calls_for_bytes: 240 at 2^22 on
- * an H200), so that the launch and the last wave of one reduction weigh
+ * about the fastest a reduction reads (wb_calls_for_bytes: about 240 at 2^22
+ * on an H200), so that the launch and the last wave of one reduction weigh
  * little (the one-buffer column, from the L2, runs shorter). A graph: at
  * 2^22 a reduction's kernels take a few microseconds each, less than the
  * host needs to submit a launch, so launching them one by one (even many
