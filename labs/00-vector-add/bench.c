@@ -73,10 +73,12 @@ int main(int argc, char **argv)
 
     wb_device dev = wb_device_info();
     if (only_block)
-        wb_bench_launch("one thread per element, %d blocks of %d threads|--block %d",
-                        (n + only_block - 1) / only_block, only_block, only_block);
+        wb_bench_launch("blocks of %d threads, the grid vector_add sizes (the lab's kernel: one "
+                        "thread per element; the reference: four)|--block %d",
+                        only_block, only_block);
     else
-        wb_bench_launch("one thread per element, blocks of 32 to 1024 threads, one row each|"
+        wb_bench_launch("blocks of 32 to 1024 threads, one row each, the grid vector_add sizes "
+                        "(the lab's kernel: one thread per element; the reference: four)|"
                         "the best block size differs between GPUs: the target takes the best row");
     wb_bench_working_set("a, b and c", 3.0 * (double)bytes);
     double copy = wb_copy_bandwidth_gbps();
