@@ -6,21 +6,20 @@ scored with the rubric; reports written (reports.py). grading/README.md
 documents the design and its threat model."""
 import os
 import secrets
-import shutil
 import signal
 import sys
 import time
 import traceback
 
 from shared import labs
-from . import devicecode
-from . import judge
+from .labgrade import LabGrade
 from .phases import Phases
+from . import pool
 from . import reports
 from . import rubric
 from . import sandbox
-from . import sanitizing
 from . import submission
+from . import testplan
 from . import trees
 
 class GraderError(Exception):
@@ -39,107 +38,6 @@ def student_source(folder, files, notes):
         if files is not None:
             notes[folder] = "not in the submission: graded the skeleton"
     return data
-
-
-def grade_lab(ws, folder, name, source, defaults, lab_rubric, args, seed, notes, spent, phases):
-    """One lab's result. spent: {"tests_s": seconds} that the submission's
-    test runs and their judging took so far, over all its labs (the
-    rubric's submission_wall_s), updated here. phases (phases.Phases) says
-    how far it is and times each phase."""
-    began = time.monotonic()
-    phases.begin_lab(name)
-    result = {"lab": name, "folder": folder, "build": "ok", "message": notes.get(folder, ""),
-              "tests": [], "score": 0.0, "max_score": 0.0, "gpu_ran": True, "perf": None,
-              "launches": 0}
-    hidden = set(lab_rubric.get("hidden", []))
-    perf = lab_rubric.get("performance") if defaults.get("run_timing", True) else None
-    ok, output = ws.build_trusted(name)
-    if not ok:
-        raise GraderError(f"the reference of {name} does not build (the instructor's tree):\n"
-                          + labs.compiler_messages(output))
-    reference_bin = os.path.join(ws.build, f"{name}-reference")
-    tests = judge.list_tests(reference_bin)
-    if not defaults.get("run_timing", True):
-        tests = [(suite, test) for suite, test in tests if not test.startswith("timing_")]
-    for suite, test in tests:
-        result["tests"].append({"name": f"{name}/{test}", "test": test, "suite": suite,
-                                "score": 0.0, "max_score": rubric.test_points(defaults, lab_rubric, test),
-                                "status": "failed", "output": "",
-                                "visibility": "after_due_date" if test in hidden else "visible"})
-    if perf:
-        result["max_score"] += float(perf["points"])
-    result["max_score"] += sum(t["max_score"] for t in result["tests"])
-    phases.expect_tests(name, len(result["tests"]))
-
-    # Without compute-sanitizer, --sanitize checks nothing, says so and costs nothing.
-    sanitize = args.sanitize and shutil.which("compute-sanitizer")
-    if args.sanitize and not sanitize:
-        result["message"] = "; ".join(filter(None, [result["message"], "compute-sanitizer is not "
-                                                    "installed here: --sanitize checked nothing"]))
-    build, message, binaries = trees.build_student(ws, folder, name, source, hidden)
-    if build != "ok":
-        phases.built(name, build, time.monotonic() - began)
-        result.update(build=build, message=message, gpu_ran=False)   # no test ran at all
-        for t in result["tests"]:
-            t["output"] = "not run: the lab " + message if build == "failed" else "not run: " + message
-        phases.end_lab(name, result)
-        return result
-
-    _, reference_obj = ws.kernels_command(folder, name, side="reference")
-    result["kernels"] = devicecode.lab_kernels(binaries["object"], os.path.join(ws.build, reference_obj),
-                                               os.path.join(ws.src, "labs", folder, "given.cuh"))
-    phases.built(name, build, time.monotonic() - began)
-    timings, timeouts, stuck_tools = {}, {}, set()
-    for t in result["tests"]:
-        skip = rubric.not_run_reason(defaults, t["test"], timeouts, spent["tests_s"])
-        phases.before_test(name, t["test"])
-        if skip:
-            t.update(status="failed", output=skip)
-            phases.test_done(name, t["test"])
-            continue
-        lim = rubric.limits_for(defaults, t["test"])
-        binary = binaries["hidden" if t["visibility"] != "visible" else "visible"]
-        got = judge.run_test(binary, reference_bin, t["suite"], t["test"], lim, seed,
-                             ws.data_dirs(folder), ws.rule_source(folder))
-        spent["tests_s"] += got["seconds"] + got["judge_seconds"]
-        phases.test_done(name, t["test"], got)
-        if got["timed_out"]:
-            stage = rubric.stage_of(t["test"])
-            timeouts[stage] = timeouts.get(stage, 0) + 1
-        if got["status"] == "skipped":
-            # The judge skipped the test: without a usable GPU, or a test of
-            # the lab skipped itself (its reason says why).
-            result["gpu_ran"] = result["gpu_ran"] and "GPU test skipped" not in got["reason"]
-            t.update(status="failed", output="not run: " + got["reason"], skipped=got["reason"])
-            continue
-        t["seconds"] = got["seconds"]
-        result["launches"] += got["launches"]
-        text = "passed" if got["status"] == "passed" else f"FAILED: {got['reason']}"
-        if got["status"] == "passed":
-            t.update(status="passed", score=t["max_score"])
-            if sanitize and not t["test"].startswith("timing_"):   # timing tests repeat stage work
-                sanitize_began = time.monotonic()
-                findings = t["sanitizer"] = sanitizing.sanitize(
-                    binary, reference_bin, t, lim, seed, ws.data_dirs(folder), ws.rule_source(folder),
-                    rubric.sanitizer_tools(lab_rubric, t["test"]), stuck_tools)
-                phases.add(name, "sanitize", time.monotonic() - sanitize_began)
-                if findings:
-                    text += "\nsanitizer: " + "; ".join(findings)
-                    t["score"] = max(0.0, t["score"] * (1 - defaults["sanitize_penalty"] * len(findings)))
-        # Hidden tests show the verdict only, not what the student's code printed.
-        shown = "" if t["visibility"] != "visible" else got["output"][-3000:]
-        t["output"] = text + ("\n\nwhat your code's test process printed:\n" + shown if shown else "")
-        if perf and t["test"] == perf["test"]:
-            timings = {"rows": got["timings"], "clock": got["clock"]}
-    rubric.apply_prerequisites(result["tests"], lab_rubric)
-    if rubric.gpu_work_missing(defaults, lab_rubric, result):
-        result["message"] = (result["message"] + "; " if result["message"] else "") + \
-            "no GPU work: " + result["gpu_work"]
-    if perf:
-        result["perf"] = rubric.score_performance(perf, result["tests"], timings)
-    result["score"] = sum(t["score"] for t in result["tests"]) + (result["perf"] or {}).get("score", 0.0)
-    phases.end_lab(name, result)
-    return result
 
 
 # ------------------------------------------------------------ submission
@@ -161,15 +59,33 @@ def grade_submission(args, phases):
     spent = {"tests_s": 0.0}
     with trees.Workspace(keep=args.keep) as ws:
         ws.configure(selected)
-        configure_s = time.monotonic() - start
-        phases.say("grade", f"the trusted tree of {len(selected)} lab(s) configured ({configure_s:.1f} s)")
-        results = [grade_lab(ws, folder, name, student_source(folder, files, notes), defaults,
-                             lab_rubrics.get(name, {}), args, seed, notes, spent, phases)
-                   for folder, name in selected]
+        wall = {"configure": time.monotonic() - start}
+        phases.say("grade", f"the trusted tree of {len(selected)} lab(s) configured ({wall['configure']:.1f} s)")
+        built = ws.build_trusted_labs([name for _, name in selected])
+        for name, (ok, output) in built.items():
+            if not ok:
+                raise GraderError(f"the reference of {name} does not build (the instructor's tree):\n"
+                                  + labs.compiler_messages(output))
+        wall["trusted build"] = time.monotonic() - start - wall["configure"]
+        phases.say("grade", f"the trusted tree built ({wall['trusted build']:.1f} s)")
+        # Every lab built first, then the tests (testplan.py): correctness
+        # tests side by side, timed tests alone.
+        graded = [LabGrade(ws, folder, name, student_source(folder, files, notes), notes.get(folder, ""),
+                           defaults, lab_rubrics.get(name, {}), args, seed, spent, phases)
+                  for folder, name in selected]
+        began = time.monotonic()
+        pool.run(graded, range(args.jobs), lambda lab, slot: lab.build())
+        wall["student builds"] = time.monotonic() - began
+        phases.say("grade", f"the submission's {len(graded)} lab(s) built ({wall['student builds']:.1f} s)")
+        wall.update(testplan.run([(lab, lab.tests_to_run()) for lab in graded], args.jobs,
+                                 lambda lab, test: lab.run_test(test)))
+        results = [lab.finish() for lab in graded]
     report = reports.make(results, time.monotonic() - start, args.submission or "labs/",
                           notes.get("_ignored", []), sandbox.note())
     report["seed"] = seed
-    report["configure_s"] = round(configure_s, 1)   # each lab's phases are in its entry
+    # The wall-clock seconds of the grade's parts; each lab's phases are in its entry.
+    report["phases_s"] = {part: round(seconds, 1) for part, seconds in wall.items()}
+    report["jobs"] = args.jobs
     return report
 
 
@@ -185,6 +101,9 @@ def grade(args):
     if unknown:
         print(f"error: unknown lab {', '.join(unknown)}; the labs are: "
               + ", ".join(name for _, name in labs.all_labs()), file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print(f"error: --jobs {args.jobs}: at least 1", file=sys.stderr)
         return 2
     phases = Phases([name for _, name in (map(labs.find_lab, args.lab) if args.lab else labs.all_labs())])
     # Stopped by a batch, Slurm or Ctrl-C: leave through the normal exits, so
@@ -227,6 +146,10 @@ def add_grade_options(g):
     g.add_argument("--csv", metavar="FILE", help="append one CSV row per submission")
     g.add_argument("--sanitize", action="store_true",
                    help="also run passing tests under compute-sanitizer (memcheck, racecheck, synccheck, initcheck)")
+    g.add_argument("--jobs", type=int, default=pool.default_jobs(), metavar="N",
+                   help="builds and correctness tests at a time (default: the CPU cores, at most "
+                        f"{pool.MAX_JOBS}; here {pool.default_jobs()}); timed tests always run alone, "
+                        "after the others; 1: one at a time")
     g.add_argument("--keep", action="store_true", help="keep the temporary build directory")
     g.add_argument("--seed", help="the inputs' seed (default: a fresh random one, printed in the "
                    "report so that a failure replays with WB_SEED=...)")

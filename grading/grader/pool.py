@@ -1,0 +1,67 @@
+"""Work spread over slots that run side by side: one thread per slot, each
+taking the next item as soon as it is free, so the items start in their
+order. A batch's submissions over its GPUs (batch.py), a grade's lab builds
+and correctness tests (grade.py, testplan.py). The work itself runs in
+processes (a grade, a compile, a test in its sandbox), so threads are enough."""
+import os
+import queue
+import threading
+
+# Correctness tests of one grade at a time, at most: more no longer shortens
+# a grade (the GPU is shared) and makes each test's wall-clock limit tighter.
+MAX_JOBS = 8
+
+
+def cores():
+    """The CPU cores this process may use (a Slurm task's share, not the machine's)."""
+    return len(os.sched_getaffinity(0))
+
+
+def default_jobs(sharing=1):
+    """How many builds and correctness tests a grade runs at a time: the
+    cores, shared by the `sharing` grades that run at once (a batch's), at
+    most MAX_JOBS, at least one."""
+    return max(1, min(MAX_JOBS, cores() // max(1, sharing)))
+
+
+def run(items, slots, work):
+    """Calls work(item, slot) for every item; slots: one per thread (a
+    batch's: the GPU each grades on). Returns when every item is done. The
+    first exception that work raises is raised here once the running items
+    are over; no item starts after it, nor after the caller was stopped (a
+    signal's exception while it waits). One slot: the items one after the
+    other in the caller's thread, exactly as a loop would."""
+    slots = list(slots)
+    if len(slots) == 1:
+        for item in items:
+            work(item, slots[0])
+        return
+    todo = queue.SimpleQueue()
+    for item in items:
+        todo.put(item)
+    failures, stop = [], threading.Event()
+
+    def worker(slot):
+        while not stop.is_set():
+            try:
+                item = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                work(item, slot)
+            except BaseException as e:   # raised in the caller's thread, below
+                failures.append(e)
+                stop.set()
+
+    # Daemon threads: a grade stopped by a signal exits without waiting for
+    # the tests that are running (their sandboxes die with the process).
+    threads = [threading.Thread(target=worker, args=(slot,), daemon=True) for slot in slots]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            t.join()
+    finally:
+        stop.set()
+    if failures:
+        raise failures[0]
