@@ -113,6 +113,8 @@ def grade(args):
 
     def stop(number, frame):
         stopped.append(signal.Signals(number).name)
+        phases.finish()      # what they did after this is not done
+        sandbox.stop_all()   # the tests running on other threads (--jobs) end too
         sys.exit(f"stopped by {stopped[0]}")
     handlers = {number: signal.signal(number, stop) for number in (signal.SIGTERM, signal.SIGINT)}
     # Whatever goes wrong, every report asked for is written and says so.

@@ -80,6 +80,8 @@ class Phases:
 
     def add(self, lab, phase, seconds):
         with self.lock:
+            if self.finished:
+                return
             self.times[lab][phase] = self.times[lab].get(phase, 0.0) + seconds
 
     def built(self, lab, status, seconds):
@@ -90,6 +92,8 @@ class Phases:
         """A test's record and judge runs (judge.run_test's result, None
         for a test not run) are over, and its sanitizer runs."""
         with self.lock:
+            if self.finished:   # what ends after a stop is not done
+                return
             if got is not None and rubric.timed(test):
                 self.add(lab, "timing", got["seconds"] + got["judge_seconds"])
             elif got is not None:
@@ -146,7 +150,8 @@ class Phases:
         return "; ".join(parts) or "nothing was graded yet"
 
     def finish(self):
-        """The grade is over (or stopped): the bar goes; no line after this."""
+        """The grade is over, or stopped (what_was_done still says what was
+        done before): the bar goes, nothing is counted or said after this."""
         with self.lock:
             if self.tty:
                 self.stream.write("\r\033[K")

@@ -6,10 +6,13 @@ processes (a grade, a compile, a test in its sandbox), so threads are enough."""
 import os
 import queue
 import threading
+import time
 
 # Correctness tests of one grade at a time, at most: more no longer shortens
 # a grade (the GPU is shared) and makes each test's wall-clock limit tighter.
 MAX_JOBS = 8
+# How long a stopped run waits for its running items to end.
+STOP_WAIT_S = 10
 
 
 def cores():
@@ -29,7 +32,8 @@ def run(items, slots, work):
     batch's: the GPU each grades on). Returns when every item is done. The
     first exception that work raises is raised here once the running items
     are over; no item starts after it, nor after the caller was stopped (a
-    signal's exception while it waits). One slot: the items one after the
+    signal's exception while it waits, raised here after at most
+    STOP_WAIT_S). One slot: the items one after the
     other in the caller's thread, exactly as a loop would."""
     slots = list(slots)
     if len(slots) == 1:
@@ -61,7 +65,14 @@ def run(items, slots, work):
     try:
         for t in threads:
             t.join()
-    finally:
+    except BaseException:
+        # Stopped (a signal's exception): no item starts now, and the running
+        # ones, whose processes were ended (sandbox.stop_all), get a moment
+        # to clean up after themselves (their temporary folders).
         stop.set()
+        deadline = time.monotonic() + STOP_WAIT_S
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        raise
     if failures:
         raise failures[0]
