@@ -74,9 +74,10 @@ def batch(args):
         return slurm.run(args, paths, grade_options(args))
     gpus = args.gpus or gpu_count()
     slots = [device for device in range(gpus) for _ in range(args.per_gpu)]
-    # The grades that run at once share the cores: each runs its builds and
-    # correctness tests that many at a time (grade --jobs).
-    extra = grade_options(args) + ["--jobs", str(args.jobs or pool.default_jobs(len(slots)))]
+    # The grades that run at once share the cores and each GPU: each runs its
+    # builds and correctness tests that many at a time (grade --jobs).
+    jobs = args.jobs or pool.default_jobs(grades=len(slots), per_gpu=args.per_gpu)
+    extra = grade_options(args) + ["--jobs", str(jobs)]
     rows_dir = args.logs or tempfile.mkdtemp(prefix="wbbatch-")
     os.makedirs(rows_dir, exist_ok=True)
     rows, lock = [], threading.Lock()
@@ -110,8 +111,8 @@ def add_commands(sub):
                    help="submissions at a time on each GPU (default 1; more only for correctness runs, "
                         "timings then disturb each other)")
     b.add_argument("--jobs", type=int, help="builds and correctness tests at a time within each submission's "
-                   "grade (default: the CPU cores shared by the grades running at once, at most "
-                   f"{pool.MAX_JOBS})")
+                   "grade (default: the CPU cores shared by the grades running at once, and "
+                   f"{pool.MAX_JOBS} per GPU shared by --per-gpu)")
     b.add_argument("--rubric", help="rubric file (default grading/rubric.toml)")
     b.add_argument("--lab", action="append", help="only this lab (repeatable)")
     b.add_argument("--logs", help="folder for each submission's JSON report and log (default: a new temporary "

@@ -8,8 +8,8 @@ import queue
 import threading
 import time
 
-# Correctness tests of one grade at a time, at most: more no longer shortens
-# a grade (the GPU is shared) and makes each test's wall-clock limit tighter.
+# Test processes on one GPU at a time, at most: more no longer shortens a
+# grade (the GPU is shared) and makes each test's wall-clock limit tighter.
 MAX_JOBS = 8
 # How long a stopped run waits for its running items to end.
 STOP_WAIT_S = 10
@@ -20,11 +20,11 @@ def cores():
     return len(os.sched_getaffinity(0))
 
 
-def default_jobs(sharing=1):
+def default_jobs(grades=1, per_gpu=1):
     """How many builds and correctness tests a grade runs at a time: the
-    cores, shared by the `sharing` grades that run at once (a batch's), at
-    most MAX_JOBS, at least one."""
-    return max(1, min(MAX_JOBS, cores() // max(1, sharing)))
+    cores shared by the `grades` that run at once (a batch's), and MAX_JOBS
+    test processes per GPU shared by the `per_gpu` grades on each; at least one."""
+    return max(1, min(MAX_JOBS // max(1, per_gpu), cores() // max(1, grades)))
 
 
 def run(items, slots, work):
