@@ -1,9 +1,12 @@
 """The autograder. Per submission: a private workspace with the trusted
-tree (trees.py), built once; per lab, the student's kernels.cu compiled in a
-sandbox, checked (objcheck.py) and linked with the trusted test; each test
-recorded in a sandbox and judged by the reference's binary (judge.py);
-scored with the rubric; reports written (reports.py). grading/README.md
-documents the design and its threat model."""
+tree (trees.py), configured and built once for all its labs (one ninja
+run); then each lab's build (labgrade.py: the student's kernels.cu compiled
+in a sandbox, checked by objcheck.py, linked with the trusted test), the
+labs side by side; then the tests (testplan.py: the correctness tests side
+by side, the timed ones alone), each recorded in a sandbox and judged by the
+reference's binary (judge.py); each lab scored with the rubric; reports
+written (reports.py). grading/README.md documents the design and its
+threat model."""
 import os
 import secrets
 import signal
