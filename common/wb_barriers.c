@@ -15,6 +15,9 @@
  *   WB_READ_AFTER_WRITE  a barrier between every write and every later read
  *                        (other than in the same statement: s[i] += s[j]);
  *   WB_WRITE_AFTER_READ  a barrier between every read and every later write;
+ *                        neither between two atomics (atomicAdd(&s[v], 1) in
+ *                        a loop: atomics on one word lose nothing to each
+ *                        other, they need a barrier only from plain accesses);
  *   WB_EACH_ITERATION    a barrier in every iteration of each loop of the
  *                        function that writes the shared memory.
  * What counts as an access of a name: name[...] and *name (reads; writes
@@ -28,7 +31,7 @@
 
 #include "wb_rules.h"
 
-enum { READ = 1, WRITE = 2, BARRIER = 4 };
+enum { READ = 1, WRITE = 2, BARRIER = 4, ATOMIC = 8 };   // ATOMIC: only an atomic's target
 
 typedef struct {
     int kind;
@@ -365,7 +368,8 @@ static const char *fewest_barriers(const char *text, const char *p, size_t n,
 /* A statement without control flow: its calls, barriers and accesses. */
 static void simple_statement(walk *w, scope *s, const char *from, const char *to)
 {
-    int kind = 0, line = wb_line_of(w->text, from);
+    int kind = 0, atomic = 0, line = wb_line_of(w->text, from);
+    const char *atomic_arguments_end = from;   // of the last atomicXxx( call seen
     // The declaration of shared memory is no access of it.
     bool declaration = wb_find_word(from, to, "shared") || wb_find_word(from, to, "__shared__");
     for (const char *p = from; p < to;) {
@@ -397,13 +401,22 @@ static void simple_statement(walk *w, scope *s, const char *from, const char *to
                 p = wb_after_closing(next);
                 continue;
             }
+            const char *close = wb_after_closing(next);
+            if (n >= 6 && !strncmp(p, "atomic", 6) && close && close > atomic_arguments_end)
+                atomic_arguments_end = close;
         } else if (index >= 0 && !declaration) {
-            kind |= access_kind(s, index, p, n, from);
+            int access = access_kind(s, index, p, n, from);
+            // An atomic's target (&s[v], s + v) is read and written; a value
+            // it is given (s[b]) is a plain read.
+            if (p < atomic_arguments_end && access == (READ | WRITE))
+                atomic |= access;
+            else
+                kind |= access;
         }
         p = e;
     }
-    if (kind)
-        add_event(w, kind, line);
+    if (kind || atomic)
+        add_event(w, kind ? kind | atomic : atomic | ATOMIC, line);
     learn_from_assignments(s, from, to);
 }
 
@@ -571,6 +584,8 @@ static void judge_definition(const char *text, const char *params, const char *b
         if (w.events[b].kind == BARRIER)
             continue;
         for (int a = b - 1; a >= 0 && w.events[a].kind != BARRIER; a--) {
+            if (w.events[a].kind & w.events[b].kind & ATOMIC)
+                continue;
             bool raw = (protects & WB_READ_AFTER_WRITE) && (w.events[a].kind & WRITE) &&
                        (w.events[b].kind & READ);
             bool war = (protects & WB_WRITE_AFTER_READ) && (w.events[a].kind & READ) &&

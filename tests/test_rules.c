@@ -384,6 +384,35 @@ Test(source_rules, a_shared_scalar_and_an_atomic_on_it)
                    "between the write of its __shared__ memory at line 6 and the read at line 9");
 }
 
+/* A block's histogram: atomics on the bins need no barrier between them
+ * (the counting loop), only between them and the plain clear and merge. */
+Test(source_rules, atomics_need_barriers_only_from_plain_accesses)
+{
+    const wb_source_rule bins = {"histogram", .shared = "__shared__",
+                                 .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ,
+                                 .why = ""};
+    const char *code = "__global__ void histogram(const unsigned char *d, int n, unsigned *out) {\n"
+                       "    __attribute__((shared)) unsigned counts[256];\n"
+                       "    for (int b = threadIdx.x; b < 256; b += blockDim.x)\n"
+                       "        counts[b] = 0;\n"
+                       "    %s\n"
+                       "    for (int i = threadIdx.x; i < n; i += blockDim.x)\n"
+                       "        atomicAdd(&counts[d[i]], 1u);\n"
+                       "    %s\n"
+                       "    for (int b = threadIdx.x; b < 256; b += blockDim.x)\n"
+                       "        atomicAdd(&out[b], counts[b]);\n"
+                       "}\n";
+    char text[2048];
+    snprintf(text, sizeof text, code, "__syncthreads();", "__syncthreads();");
+    assert_accepted(problems_of(preprocessed(text), &bins, 1));
+    snprintf(text, sizeof text, code, "__syncthreads();", "");
+    assert_refused(problems_of(preprocessed(text), &bins, 1),
+                   "between the write of its __shared__ memory at line 7 and the read at line 10");
+    snprintf(text, sizeof text, code, "", "__syncthreads(); __syncthreads();");
+    assert_refused(problems_of(preprocessed(text), &bins, 1),
+                   "between the write of its __shared__ memory at line 4 and the read at line 7");
+}
+
 Test(source_rules, a_barrier_after_an_early_return_of_some_threads_does_not_count)
 {
     assert_refused(PROBLEMS(tiled("if (tx >= k) return; __syncthreads();", "__syncthreads();",

@@ -107,6 +107,8 @@ struct Max {
 
 // Element k of this thread's REDUCE_ITEMS; consecutive threads read
 // consecutive elements, so every load of a warp is one coalesced access.
+// thread_fold's loop is unrolled, so all REDUCE_ITEMS loads are issued
+// before the first add waits for its value.
 __device__ long long reduce_index(int k)
 {
     return ((long long)blockIdx.x * REDUCE_ITEMS + k) * blockDim.x + threadIdx.x;

@@ -21,8 +21,11 @@ void counter_atomic(int *x, int slots, int blocks, int block_size);
 /* ---- stage 1: sum and maximum with atomics. Block b folds its elements of
  * in[0 .. n) into out[b % slots], which the call first sets to 0 (sum) or
  * INT_MIN (max). Each block covers REDUCE_ITEMS * block_size consecutive
- * elements. Sums wrap around like any int addition. */
-#define REDUCE_ITEMS 4
+ * elements. Sums wrap around like any int addition. Sixteen a thread: its
+ * sixteen loads are in flight at once, 64 bytes a thread, which is what a
+ * GPU of HBM3e needs to stream at its copy bandwidth (handouts/02-atomics.md,
+ * "Bytes in flight"); four a thread gave 56-78% of the copy on an H200. */
+#define REDUCE_ITEMS 16
 typedef enum { REDUCE_SUM, REDUCE_MAX } reduce_op;
 typedef enum {
     REDUCE_PER_ELEMENT,   /* one atomic per element */

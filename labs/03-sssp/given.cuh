@@ -476,6 +476,61 @@ static int resident_blocks(int n, int block)
     return fit > 0 && fit < blocks ? fit : blocks;
 }
 
+/* For the tests (lab.h, sssp_warp_hubs_probe): one warp calls
+ * relax_edges_stage3 as relax_near_round does, lanes 0 and 1 with the whole
+ * row of hub 0 and hub 1, the other lanes with no edges. */
+__global__ void warp_hubs_probe(sssp_graph g, int *dist, near_far nf)
+{
+    int lane = threadIdx.x % 32;
+    int first = lane < 2 ? g.row_start[lane] : 0, last = lane < 2 ? g.row_start[lane + 1] : 0;
+    relax_edges_stage3(g, dist, nf, 0, first, last);
+}
+
+void sssp_warp_hubs_probe(int edges, int *order)
+{
+    if (edges <= 32 || edges > BLOCK_HUB_EDGES || !order)
+        wb_fail("sssp_warp_hubs_probe: need 33 to %d edges per hub and an output array, got %d "
+                "edges", BLOCK_HUB_EDGES, edges);
+    /* Nodes 0 and 1 are the hubs, at distance 0; edge e (weight 1) leads to
+     * node 2 + e, unreached: every edge improves its own target, which goes
+     * near (the threshold is infinite). One allocation holds every array. */
+    int m = 2 * edges, n = m + 2;
+    enum { ROW_START, ADJ, WEIGHT, DIST, QUEUED, FAR_QUEUED, NEAR_OUT, FAR, COUNTS, PARTS };
+    size_t size[PARTS] = {(size_t)n + 1, (size_t)m, (size_t)m, (size_t)n, (size_t)n, (size_t)n,
+                          (size_t)n, (size_t)n, 8};
+    size_t at[PARTS + 1] = {0};
+    for (int p = 0; p < PARTS; p++)
+        at[p + 1] = at[p] + size[p];
+    int *host = (int *)calloc(at[PARTS], sizeof(int)), *device;
+    if (!host)
+        wb_fail("sssp_warp_hubs_probe: out of host memory");
+    for (int v = 0; v <= n; v++)
+        host[at[ROW_START] + v] = v == 0 ? 0 : v == 1 ? edges : m;
+    for (int e = 0; e < m; e++) {
+        host[at[ADJ] + e] = 2 + e;
+        host[at[WEIGHT] + e] = 1;
+    }
+    for (int v = 0; v < n; v++) {
+        host[at[DIST] + v] = v < 2 ? 0 : SSSP_UNREACHABLE;
+        host[at[NEAR_OUT] + v] = host[at[FAR] + v] = -1;   // slots never pushed to
+    }
+    CUDA_CHECK(cudaMalloc((void **)&device, sizeof(int) * at[PARTS]));
+    CUDA_CHECK(cudaMemcpy(device, host, sizeof(int) * at[PARTS], cudaMemcpyHostToDevice));
+    free(host);
+    int *counts = device + at[COUNTS];
+    sssp_graph g = {n, m, device + at[ROW_START], device + at[ADJ], device + at[WEIGHT]};
+    round_lists near = {device + at[NEAR_OUT], device + at[NEAR_OUT], &counts[0], &counts[1],
+                        &counts[2], &counts[3]};
+    near_far nf = {near, device + at[QUEUED], SSSP_UNREACHABLE, device + at[FAR], &counts[4],
+                   device + at[FAR_QUEUED]};
+    warp_hubs_probe<<<1, 32>>>(g, device + at[DIST], nf);
+    CUDA_CHECK_LAUNCH();
+    wait_for_rounds(3, 1);
+    CUDA_CHECK(cudaMemcpy(order, device + at[NEAR_OUT], sizeof(int) * (size_t)m,
+                          cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaFree(device));
+}
+
 void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
 {
     start_worklist(g, source, dist, work);

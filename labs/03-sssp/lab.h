@@ -62,6 +62,15 @@ void sssp_stage1(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
 void sssp_stage2(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats);
 void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats);
 
+/* For the tests (given): near-far's warp expansion alone. One warp calls
+ * relax_edges_stage3 with lanes 0 and 1 each holding a hub of `edges` edges
+ * (33 to 1024), the other lanes none, every edge improving a target of its
+ * own; order (2 * edges ints, device memory) receives the targets (nodes 2
+ * to 2 * edges + 1, hub 0's first) in the order they were pushed near, -1
+ * where fewer were. Synchronous; fails through wb_fail when the warp does
+ * not finish. */
+void sssp_warp_hubs_probe(int edges, int *order);
+
 /* For test.c and bench.c (stages.c): the stages by number, sssp_stages[0]
  * to [3], and one run of a stage as wb_time_gpu's work
  * (common/workbook.h), which fills the job's stats. */

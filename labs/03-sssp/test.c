@@ -761,6 +761,51 @@ Test(sssp, stage3_hubs)
     graph_free(&g);
 }
 
+/* Near-far's warp expansion, observed (given.cuh, sssp_warp_hubs_probe):
+ * two lanes of one warp hold a hub of HUB_PROBE_EDGES edges each. Expanded by
+ * the whole warp, one hub after the other, all of the first hub's edges are
+ * relaxed before any of the second's; walked by each lane alone, as stage 2
+ * does, the two lanes step through their hubs side by side and the pushes
+ * alternate. The distances are right either way; only the time would show
+ * it (a hub of thousands of edges keeps its warp, and the round, waiting). */
+enum { HUB_PROBE_EDGES = 160 };
+
+Test(sssp, stage3_warp_expands_hubs)
+{
+    int *d_order = wb_guarded_malloc(sizeof(int) * 2 * HUB_PROBE_EDGES);
+    int order[2 * HUB_PROBE_EDGES], pushes[2 * HUB_PROBE_EDGES] = {0};
+    sssp_warp_hubs_probe(HUB_PROBE_EDGES, d_order);
+    wb_fetch(order, d_order, sizeof order, "warp hubs probe: the targets in push order");
+    wb_guarded_check(d_order, "warp hubs probe: the targets in push order");
+    wb_guarded_free(d_order);
+    for (int k = 0; k < 2 * HUB_PROBE_EDGES; k++) {
+        int edge = order[k] - 2;
+        bool target = edge >= 0 && edge < 2 * HUB_PROBE_EDGES;
+        int earlier = target ? pushes[edge]++ : 0;
+        cr_assert(target && earlier == 0,
+                  "relax_edges_stage3 with two lanes holding a hub of %d edges each (the other "
+                  "lanes none), every edge improving a target of its own: push %d is node %d, "
+                  "but each of the targets 2 .. %d is pushed near exactly once: %s",
+                  HUB_PROBE_EDGES, k, order[k], 2 * HUB_PROBE_EDGES + 1,
+                  order[k] == -1 ? "fewer were pushed (is every edge of each hub relaxed, from "
+                                   "the hub's first to its last, shuffled from its lane?)"
+                  : target       ? "a target pushed twice"
+                                 : "a node that no edge leads to");
+    }
+    int first_hub = (order[0] - 2) / HUB_PROBE_EDGES, first_hubs_edges = 0;
+    for (int k = 0; k < HUB_PROBE_EDGES; k++)
+        first_hubs_edges += (order[k] - 2) / HUB_PROBE_EDGES == first_hub;
+    cr_assert(first_hubs_edges == HUB_PROBE_EDGES,
+              "relax_edges_stage3 with two lanes holding a hub of %d edges each: of the first %d "
+              "edges relaxed only %d are one hub's, so the two lanes walked their hubs side by "
+              "side, each alone, as in stage 2 (on a power-law graph one lane's hub keeps its "
+              "warp, and the round, waiting). Expand each share of more than 32 edges with the "
+              "whole warp, one hub after the other: __ballot_sync(0xffffffffu, last - first > 32) "
+              "for the lanes with a hub, the lowest one's first, last and du to every lane with "
+              "__shfl_sync, then edges first + lane, first + lane + 32, ...",
+              HUB_PROBE_EDGES, HUB_PROBE_EDGES, first_hubs_edges);
+}
+
 #define STAGE_TESTS(N)                                                                \
     Test(sssp, stage##N##_small_graphs) { check_small_graphs(N); }                   \
     Test(sssp, stage##N##_road_excerpt) { check_road_excerpt(N); }                   \
@@ -795,7 +840,9 @@ WB_SOURCE_SUITE(sssp_source);
 #define POP_ORDER                                                                           \
     "clear the flag with an exchange that acquires, then read the distance fresh "        \
     "(volatile or an atomic load): with a plain store or a relaxed exchange an "          \
-    "improvement can land between them and be missed by both sides"
+    "improvement can land between them and be missed by both sides; with the read "      \
+    "first (pop's order turned round), an improvement landing between the read and the " \
+    "clear finds the flag still set, does not push u, and is lost"
 #define PUSH_ORDER                                                                         \
     "set the flag with an exchange that releases (it orders the lowered dist[v] before " \
     "the flag, for pop's acquire), so that v is queued once, and an atomicAdd for its slot"
@@ -803,7 +850,7 @@ WB_SOURCE_SUITE(sssp_source);
 WB_SOURCE_RULES_TEST(sssp_source, stage1_atomics,
     {"relax_all_stage1", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
 WB_SOURCE_RULES_TEST(sssp_source, stage2_memory_order,
-    {"pop", .orderings = 1, .fresh_accesses = 2, .why = POP_ORDER},
+    {"pop", .orderings = 1, .fresh_accesses = 2, .fence_before = "dist", .why = POP_ORDER},
     {"push", .orderings = 1, .fresh_accesses = 2, .why = PUSH_ORDER},
     {"relax_out_edges_stage2", .fresh_accesses = 1, .why = ONLY_ATOMIC_MIN})
 WB_SOURCE_RULES_TEST(sssp_source, stage3_atomics,

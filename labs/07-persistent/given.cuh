@@ -69,6 +69,16 @@ static cudaStream_t persistent_stream(void)
     // not wait for a kernel that runs until it is told to stop.
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    // But the kernel must come after what the caller queued on the default
+    // stream before this call: a cudaMemset of its counters or outputs
+    // returns before it runs, and a non-blocking stream does not wait for
+    // it by itself (a memset that ran late wiped a run's visit counts on
+    // an H200 under load). The new stream waits for that work, once.
+    cudaEvent_t queued;
+    CUDA_CHECK(cudaEventCreateWithFlags(&queued, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventRecord(queued, 0));
+    CUDA_CHECK(cudaStreamWaitEvent(stream, queued, 0));
+    CUDA_CHECK(cudaEventDestroy(queued));
     return stream;
 }
 
@@ -254,12 +264,26 @@ static int pool_blocks_launched;
 int tasks_worker_pool(const unsigned *in, unsigned *out, int *visits, int tasks, int task_size,
                       int blocks, int block_size)
 {
+    return tasks_worker_pool_from(0, in, out, visits, tasks, task_size, blocks, block_size);
+}
+
+// The host sets the counter before the launch, and the blocks only claim
+// from it: a reset inside the kernel would come after other blocks' claims
+// whenever the block that makes it starts late.
+int tasks_worker_pool_from(int first_task, const unsigned *in, unsigned *out, int *visits,
+                           int tasks, int task_size, int blocks, int block_size)
+{
+    if (first_task < 0 || first_task > tasks) {
+        fprintf(stderr, "refused: the pool's counter cannot start at task %d of 0 .. %d\n",
+                first_task, tasks);
+        return -1;
+    }
     if (!fits_coresident(2, &blocks, block_size))
         return -1;
     pool_blocks_launched = blocks;
-    int *queue;
-    CUDA_CHECK(cudaGetSymbolAddress((void **)&queue, next_task));
-    CUDA_CHECK(cudaMemsetAsync(queue, 0, sizeof(int)));
+    // From pageable memory, staged at once: the call does not wait.
+    CUDA_CHECK(cudaMemcpyToSymbolAsync(next_task, &first_task, sizeof first_task, 0,
+                                       cudaMemcpyHostToDevice));
     worker_pool<<<blocks, block_size>>>(in, out, visits, tasks, task_size);
     CUDA_CHECK_LAUNCH();
     return 0;

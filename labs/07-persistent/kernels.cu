@@ -102,9 +102,10 @@ __global__ void worker_pool(const unsigned *in, unsigned *out, int *visits, int 
                             int task_size)
 {
     // TODO 7: until the tasks run out, claim the next task from next_task
-    // (it starts at 0; one claim per block, shared with the whole block) and
-    // do it with run_task. Make sure no thread still reads the claim when
-    // the next one is made, and that the whole block leaves together.
+    // (the host sets it before the launch: only claim from it; one claim per
+    // block, shared with the whole block) and do it with run_task. Make sure
+    // no thread still reads the claim when the next one is made, and that
+    // the whole block leaves together.
 }
 
 // Stage 4: like the pool, but the tasks arrive while the kernel runs, so a

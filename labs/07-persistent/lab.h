@@ -81,6 +81,13 @@ int coresident_blocks(int part, int block_size);
  * -1 after explaining on stderr when blocks is more than can be resident. */
 int tasks_worker_pool(const unsigned *in, unsigned *out, int *visits, int tasks, int task_size,
                       int blocks, int block_size);
+/* Stage 3 started part-way (given, for the tests): tasks_worker_pool with
+ * the counter set to first_task (0 .. tasks) instead of 0 before the
+ * launch, as if the tasks before it were done already. A pool that only
+ * claims from the counter does tasks first_task .. tasks - 1 and no other.
+ * Asynchronous. Returns 0, or -1 after explaining on stderr. */
+int tasks_worker_pool_from(int first_task, const unsigned *in, unsigned *out, int *visits,
+                           int tasks, int task_size, int blocks, int block_size);
 /* After the last tasks_worker_pool (given): how many claims its blocks made
  * on the task counter, which a pool that claims its tasks one at a time
  * leaves at tasks + blocks (each block's last claim finds none left), and

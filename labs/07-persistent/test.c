@@ -226,8 +226,9 @@ static void free_tasks(task_set *s)
 }
 
 /* Every element right, every task visited exactly once, no guard zone
- * touched. */
-static void check_tasks(task_set *s, const char *what)
+ * touched; the tasks before first_task (done already: the pool started
+ * part-way) not visited, their outputs still poisoned. */
+static void check_tasks(task_set *s, int first_task, const char *what)
 {
     CUDA_CHECK(cudaDeviceSynchronize());
     unsigned *got = malloc(sizeof(unsigned) * s->n);
@@ -238,13 +239,24 @@ static void check_tasks(task_set *s, const char *what)
     char label[256];
     snprintf(label, sizeof label, "%s: times each task was done (must be 1)", what);
     wb_fetch(visits, s->visits, sizeof(int) * (size_t)s->tasks, label);
-    for (int t = 0; t < s->tasks; t++)
-        once[t] = 1;
+    int done_again = 0;
+    for (int t = 0; t < s->tasks; t++) {
+        once[t] = t >= first_task;
+        done_again += t < first_task && visits[t] != 0;
+    }
+    cr_assert(done_again == 0,
+              "%s: %d of the %d tasks before the counter's start were done: the host sets "
+              "next_task before the launch (here to %d, as if those tasks were done already) "
+              "and the blocks must only claim from it. Does the kernel reset next_task itself "
+              "(say block 0's thread 0 at its start)? Then a block that starts late resets it "
+              "after other blocks have claimed, and their tasks run twice " WB_SEED_HINT,
+              what, done_again, first_task, first_task, wb_seed());
     wb_assert_ints_equal(visits, once, (size_t)s->tasks, label);
     snprintf(label, sizeof label, "%s: task outputs", what);
     wb_fetch(got, s->out, sizeof(unsigned) * s->n, label);
+    size_t first_element = (size_t)first_task * (size_t)s->task_size;
     for (size_t i = 0; i < s->n; i++)
-        expected[i] = task_result(s->host_in[i]);
+        expected[i] = i < first_element ? (unsigned)WB_POISON_INT : task_result(s->host_in[i]);
     wb_assert_ints_equal((int *)got, (int *)expected, s->n, label);
     snprintf(label, sizeof label, "%s: out", what);
     wb_guarded_check(s->out, label);
@@ -267,21 +279,12 @@ static void describe_case(char *what, size_t len, const char *entry, const task_
              c->block_size, c->in_flight, run + 1);
 }
 
-/* Stage 3 once, checked. */
-static void check_pool(task_set *s, const task_case *c, int run)
+/* The pool's defining property, which right outputs do not show: the
+ * tasks are claimed one at a time from the counter, each block's last claim
+ * finding none left. */
+static void check_claims(const task_case *c, const char *what)
 {
-    char what[192], label[256];
-    describe_case(what, sizeof what, "tasks_worker_pool", c, run);
-    reset_tasks(s);
-    int status = tasks_worker_pool(s->in, s->out, s->visits, c->tasks, c->task_size, c->blocks,
-                                   c->block_size);
-    snprintf(label, sizeof label, "%s: status", what);
-    cr_assert(wb_observe_int(label, status) == 0,
-              "%s refused to run (see the message above) " WB_SEED_HINT, what, wb_seed());
-    check_tasks(s, what);
-    /* The pool's defining property, which right outputs do not show: the
-     * tasks are claimed one at a time from the counter, each block's last
-     * claim finding none left. */
+    char label[256];
     int blocks;
     snprintf(label, sizeof label, "%s: claims on next_task", what);
     int claims = wb_observe_int(label, tasks_pool_claims(&blocks));
@@ -298,6 +301,21 @@ static void check_pool(task_set *s, const task_case *c, int run)
                                   "more than once per task (one atomicAdd per task, shared "
                                   "with the block)",
               wb_seed());
+}
+
+/* Stage 3 once, checked. */
+static void check_pool(task_set *s, const task_case *c, int run)
+{
+    char what[192], label[256];
+    describe_case(what, sizeof what, "tasks_worker_pool", c, run);
+    reset_tasks(s);
+    int status = tasks_worker_pool(s->in, s->out, s->visits, c->tasks, c->task_size, c->blocks,
+                                   c->block_size);
+    snprintf(label, sizeof label, "%s: status", what);
+    cr_assert(wb_observe_int(label, status) == 0,
+              "%s refused to run (see the message above) " WB_SEED_HINT, what, wb_seed());
+    check_tasks(s, 0, what);
+    check_claims(c, what);
 }
 
 /* Stage 4 once, checked, with the latencies (one sentinel after them). */
@@ -324,7 +342,7 @@ static void check_feed(task_set *s, const task_case *c, int run)
     cr_assert(isnan(latency[c->tasks]),
               "%s: a latency was written past the last task " WB_SEED_HINT, what, wb_seed());
     free(latency);
-    check_tasks(s, what);
+    check_tasks(s, 0, what);
 }
 
 /* Each case twice in one process: the queue counters live in device memory
@@ -360,6 +378,41 @@ TASK_CASES_TEST(stage3_worker_pool, check_pool,
                 {1, 256, 0, 256, 0},     {1000, 300, 0, 256, 0}, {20000, 1, 0, 256, 0},
                 {20000, 256, 0, 256, 0}, {777, 1000, 7, 96, 0},  {64, 5000, 1, 256, 0},
                 {500, 3000, 0, 1024, 0})
+
+/* The counter is the host's: it sets next_task before the launch, and the
+ * blocks only claim from it. A kernel that also resets it (block 0's thread
+ * 0 at its start, say) gives right outputs while block 0 starts first, as
+ * it nearly always does; a block that starts late would reset the counter
+ * after others had claimed, and their tasks would run twice. Started
+ * part-way, such a kernel does the tasks before the start too. The last
+ * case leaves nothing to do. */
+Test(persistent, stage3_pool_counter_from_host,
+     .description = "a pool whose counter the host starts part-way does only the tasks after it")
+{
+    static const struct {
+        task_case c;
+        int first_task;
+    } cases[] = {{{20000, 1, 0, 256, 0}, 10000}, {{1000, 300, 0, 256, 0}, 999},
+                 {{64, 256, 0, 256, 0}, 64}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const task_case *c = &cases[k].c;
+        int first_task = cases[k].first_task;
+        char what[224], label[256];
+        describe_case(what, sizeof what, "tasks_worker_pool_from", c, 0);
+        snprintf(what + strlen(what), sizeof what - strlen(what), ", first_task = %d",
+                 first_task);
+        task_set s = make_tasks(c->tasks, c->task_size, "stage3_pool_counter_from_host");
+        reset_tasks(&s);
+        int status = tasks_worker_pool_from(first_task, s.in, s.out, s.visits, c->tasks,
+                                            c->task_size, c->blocks, c->block_size);
+        snprintf(label, sizeof label, "%s: status", what);
+        cr_assert(wb_observe_int(label, status) == 0,
+                  "%s refused to run (see the message above) " WB_SEED_HINT, what, wb_seed());
+        check_tasks(&s, first_task, what);
+        check_claims(c, what);
+        free_tasks(&s);
+    }
+}
 
 /* coresident_blocks(part, block_size) must lie between one block and the
  * most an SM can hold (2048 threads on the H100) per SM. */
@@ -410,10 +463,10 @@ Test(persistent, stage3_comparisons,
     task_set s = make_tasks(c.tasks, c.task_size, "stage3 comparisons");
     reset_tasks(&s);
     tasks_launch_per_task(s.in, s.out, s.visits, c.tasks, c.task_size, c.block_size);
-    check_tasks(&s, "tasks_launch_per_task(tasks = 300, task_size = 1000)");
+    check_tasks(&s, 0, "tasks_launch_per_task(tasks = 300, task_size = 1000)");
     reset_tasks(&s);
     tasks_one_launch(s.in, s.out, s.visits, c.tasks, c.task_size, c.block_size);
-    check_tasks(&s, "tasks_one_launch(tasks = 300, task_size = 1000)");
+    check_tasks(&s, 0, "tasks_one_launch(tasks = 300, task_size = 1000)");
     tasks_one_launch(s.in, s.out, s.visits, 0, c.task_size, c.block_size);
     CUDA_CHECK(cudaDeviceSynchronize());
     free_tasks(&s);

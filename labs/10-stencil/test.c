@@ -83,10 +83,12 @@ static const char *const classic_mistakes[STENCIL_STAGES] = {
     "STENCIL_PLANES to at most nz, the tile's halo of all four edges (and at x == nx - 1, "
     "y == ny - 1) loaded from the current plane, a missing __syncthreads() after the tile is "
     "stored or before the next plane overwrites it",
-    "heat3d_strips: x = blockIdx.x * 32 + lane, the strip's rows from (blockIdx.y * "
+    "heat3d_strips: the lane's columns x0 + 32 * h + lane (x0 = blockIdx.x * 32 * "
+    "STENCIL_STRIP_COLUMNS), the strip's rows from (blockIdx.y * "
     "STENCIL_STRIP_WARPS + threadIdx.y) * STENCIL_STRIP_ROWS, west from __shfl_up_sync and "
-    "east from __shfl_down_sync (not the other way round) with every lane taking part, the "
-    "halo at lane 0 (west), lane 31 and x == nx - 1 (east), the rows beyond the strip's ends "
+    "east from __shfl_down_sync (not the other way round) with every lane taking part, lane "
+    "31 and lane 0 of the two halves meeting, the halo at lane 0 (west) and at the strip's "
+    "last column inside the grid (east), the rows beyond the strip's ends "
     "at before()/after() (not y - 1, y + R: the wrap), the halo loaded from the plane it is "
     "used in, the registers moved up after each plane (down = center, center = up, up = next, "
     "the halo too), rows y >= ny stored nowhere",
@@ -398,7 +400,7 @@ static const grid grids_2d[] = {
     {257, 3, 1}, {3, 130, 1}, {100, 66, 1}, {513, 67, 1},  {1001, 263, 1},
 };
 /* The same in 3D, stage 4's march of 64 planes plus one or a few too;
- * stage 5's strips (16 rows a block, 32 lanes a warp) plus one. */
+ * stage 5's strips (8 rows a block, 64 columns a warp) plus one. */
 static const grid grids_3d[] = {
     {1, 1, 1},  {2, 3, 4},  {3, 2, 1},   {5, 7, 3},    {33, 9, 2},
     {31, 17, 5}, {9, 7, 65}, {65, 3, 66}, {7, 33, 130}, {40, 10, 131},

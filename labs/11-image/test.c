@@ -700,6 +700,23 @@ WB_SOURCE_RULES_TEST(image_source, stage4_barriers,
      .why = "a __syncthreads() after the row pass is stored, before the column pass reads it: "
             "a thread's column holds rows that other warps filtered"})
 
+/* The histograms' two barriers: the bins cleared before any is counted, and
+ * every byte of the block counted before any bin is merged. Atomics on the
+ * bins need none between them; a merge that starts early reads a bin that a
+ * later warp still counts into, and its count is lost, which a run rarely
+ * shows (the warps of a block finish their bytes close together). */
+#define HISTOGRAM_BARRIERS                                                               \
+    "a __syncthreads() after the shared bins are cleared, before any byte is counted, " \
+    "and one after every byte of the block is counted, before any bin is merged into "  \
+    "bins[] (the missing barrier between the counting and the merge: a bin merged "     \
+    "early misses what later warps count into it)"
+WB_SOURCE_RULES_TEST(image_source, stage6_barriers,
+    {"histogram_private", .barriers = 2, .shared = "__shared__",
+     .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = HISTOGRAM_BARRIERS})
+WB_SOURCE_RULES_TEST(image_source, stage7_barriers,
+    {"histogram_aggregated", .barriers = 2, .shared = "__shared__",
+     .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = HISTOGRAM_BARRIERS})
+
 /* ------------------------------------------- the given argument checks */
 
 Test(image, given_argument_checks,
