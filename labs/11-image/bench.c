@@ -273,11 +273,12 @@ int main(int argc, char **argv)
     wb_device dev = wb_device_info();
     bool all = only_stage == WB_ALL_STAGES;
     int first = all ? 0 : only_stage, last = all ? IMAGE_STAGES - 1 : only_stage;
-    wb_bench_launch("convolution blocks of stages 0-1 32 x %d threads, of stages 2-4 %d x %d "
-                    "(stage 4: %d x %d outputs each); histogram blocks %d threads, as many per "
-                    "SM as the occupancy API allows|%s; the tiles are fixed in lab.h, and the "
-                    "histogram's grid follows the SM count", naive_block / 32, IMAGE_TILE_X,
-                    IMAGE_TILE_Y, IMAGE_TILE_X, IMAGE_TILE_Y * IMAGE_COARSEN,
+    wb_bench_launch("convolution blocks of stages 0-1 32 x %d threads, of stages 2-3 %d x %d, "
+                    "of stage 4 %d warps (each marches down %d x %d outputs, %d rows loaded "
+                    "ahead); histogram blocks %d threads, as many per SM as the occupancy API "
+                    "allows|%s; the tiles are fixed in lab.h, and the histogram's grid follows "
+                    "the SM count", naive_block / 32, IMAGE_TILE_X, IMAGE_TILE_Y,
+                    IMAGE_MARCH_WARPS, IMAGE_TILE_X, IMAGE_MARCH_ROWS, IMAGE_MARCH_AHEAD,
                     IMAGE_HISTOGRAM_BLOCK,
                     naive_block == IMAGE_TILE_X * IMAGE_TILE_Y
                         ? "the naive blocks have the tiles' shape"

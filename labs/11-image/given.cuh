@@ -42,8 +42,10 @@ __device__ __forceinline__ float pixel_or_boundary(const float *__restrict__ in,
 
 /* ------------------------------------------------ written in kernels.cu */
 
-// The convolution stages: each thread (stage 4: each IMAGE_COARSEN of a
-// column) writes the output pixels it owns.
+// The convolution stages: each thread (stage 4: each lane of a warp's
+// march) writes the output pixels it owns. Stage 4's radius is a template
+// parameter (kernels.cu says why): image_convolve_separable launches the
+// kernel of the mask's radius.
 __global__ void conv_naive(const float *__restrict__ in, float *__restrict__ out, int width,
                            int height, const float *__restrict__ mask, int radius, int boundary);
 __global__ void conv_constant(const float *__restrict__ in, float *__restrict__ out, int width,
@@ -52,8 +54,9 @@ __global__ void conv_tile_halo(const float *__restrict__ in, float *__restrict__
                                int height, int radius, int boundary);
 __global__ void conv_tile_cached_halo(const float *__restrict__ in, float *__restrict__ out,
                                       int width, int height, int radius, int boundary);
+template <int RADIUS>
 __global__ void conv_separable(const float *__restrict__ in, float *__restrict__ out, int width,
-                               int height, int radius, int boundary);
+                               int height, int boundary);
 // The histogram stages: add the counts of their bytes to bins (zeroed
 // before the launch). Stage 7's shared bins are HISTOGRAM_COPIES copies of
 // the IMAGE_BINS bins, one per lane of a warp: bin b of lane l's copy is
@@ -79,7 +82,7 @@ static const char *const stage_names[IMAGE_STAGES] = {
     "conv, mask in constant memory",
     "conv, shared tile with halo",
     "conv, shared tile, halo from the cache",
-    "conv, separable, coarsened",
+    "conv, separable, a march per warp",
     "histogram, global atomics",
     "histogram, privatized in shared memory",
     "histogram, a copy per lane, 16 bytes a load"};
@@ -213,10 +216,20 @@ void image_convolve_separable(int boundary, const float *d_in, float *d_out, int
     int side = 2 * radius + 1;
     if (mask_is_new(MASK_SEPARABLE, row, side, column, side))
         copy_separable_to_constant(row, column, side);
-    dim3 grid(blocks_for(width, IMAGE_TILE_X), blocks_for(height, IMAGE_TILE_Y * IMAGE_COARSEN)),
-        block(IMAGE_TILE_X, IMAGE_TILE_Y);
+    dim3 grid(blocks_for(width, IMAGE_TILE_X),
+              blocks_for(height, IMAGE_MARCH_WARPS * IMAGE_MARCH_ROWS)),
+        block(IMAGE_TILE_X, IMAGE_MARCH_WARPS);
     check_grid_rows("image_convolve_separable", grid, height);
-    conv_separable<<<grid, block>>>(d_in, d_out, width, height, radius, boundary);
+    // One kernel per radius: a lane's window holds the row pass of 2 radius
+    // + 1 rows in registers, and an array is registers only when its size
+    // is a constant (check_image has refused any other radius).
+    static_assert(IMAGE_MAX_RADIUS == 4, "a case for every radius 1 ... IMAGE_MAX_RADIUS");
+    switch (radius) {
+    case 1: conv_separable<1><<<grid, block>>>(d_in, d_out, width, height, boundary); break;
+    case 2: conv_separable<2><<<grid, block>>>(d_in, d_out, width, height, boundary); break;
+    case 3: conv_separable<3><<<grid, block>>>(d_in, d_out, width, height, boundary); break;
+    case 4: conv_separable<4><<<grid, block>>>(d_in, d_out, width, height, boundary); break;
+    }
     CUDA_CHECK_LAUNCH();
 }
 

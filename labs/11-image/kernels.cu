@@ -10,8 +10,9 @@
  *      halo around it once, then every tap comes from shared memory
  *   3  conv, shared tile, halo from the cache: the block loads only its own
  *      tile; taps beyond it come from global memory, which L1 and L2 hold
- *   4  conv, separable and coarsened: a row pass then a column pass in one
- *      kernel, each thread IMAGE_COARSEN outputs of a column in registers
+ *   4  conv, separable, a march: a warp walks down 32 columns, a row at a
+ *      time, the row pass through its own row of shared memory, the column
+ *      pass from a window of rows in registers
  *   5  histogram, one global atomicAdd per byte
  *   6  histogram, privatized: a block counts into shared memory and adds
  *      its counts to the global bins once
@@ -127,26 +128,72 @@ static void copy_separable_to_constant(const float *row, const float *column, in
     (void)row, (void)column, (void)side;
 }
 
-/* Stage 4: a separable mask costs 2 (2r + 1) taps a pixel instead of
- * (2r + 1)^2. The block's outputs are 32 x 32 pixels (each thread four of
- * its column); it loads their input tile with its halo, filters every row
- * of it along x into shared memory, then each thread filters its column
- * along y, keeping its four sums in registers, so that each value of the
- * row pass is read once for all the outputs it feeds. */
-__global__ void conv_separable(const float *__restrict__ in, float *__restrict__ out, int width,
-                               int height, int radius, int boundary)
+/* Input pixel (x, y) as stage 4 loads it, x and y possibly outside the
+ * image: always from inside it (both clamped: the clamp boundary's pixel),
+ * then 0 in its place for the zero boundary where (x, y) lies outside. A
+ * select, not a branch per pixel, and one address for both boundaries. */
+__device__ __forceinline__ float clamped_pixel(const float *__restrict__ in, int x, int y,
+                                               int width, int height, int boundary)
 {
-    // TODO 8 (stage 4): the block's outputs start at (blockIdx.x *
-    // IMAGE_TILE_X, blockIdx.y * IMAGE_TILE_Y * IMAGE_COARSEN). Declare two
-    // shared arrays: `tile`, their input tile with its halo, loaded as in
-    // stage 2 (IMAGE_TILE_Y * IMAGE_COARSEN + 2 radius rows), and `rows`,
-    // IMAGE_TILE_X wide, where each row of the tile goes filtered along x
-    // with row_constant; wait after each of the two. Then thread (tx, ty)
-    // computes the outputs of rows ty * IMAGE_COARSEN + c (c = 0 ...
-    // IMAGE_COARSEN - 1) of column tx: row k of `rows` adds
-    // column_constant[k - c] times its value to sum c. Store the sums that
-    // lie in the image.
-    (void)in, (void)out, (void)width, (void)height, (void)radius, (void)boundary;
+    // TODO 8 (stage 4): read in[] at (x, y) clamped into the image with
+    // clamp_to (given.cuh), both of them, and return it; for the zero
+    // boundary return 0 instead where (x, y) itself lies outside the image.
+    (void)in, (void)x, (void)y, (void)width, (void)height, (void)boundary;
+    return 0.0f;
+}
+
+/* Stage 4: a separable mask costs 2 (2r + 1) multiply-adds a pixel
+ * instead of (2r + 1)^2, and a march keeps the intermediate image in
+ * registers. Each warp owns 32 output columns and walks IMAGE_MARCH_ROWS
+ * output rows down them, reading the IMAGE_MARCH_ROWS + 2 RADIUS input
+ * rows from RADIUS above its first one, one row a step: every lane loads
+ * the pixel RADIUS columns left of its own, the first 2 RADIUS lanes also
+ * the one 32 further (the row's 32 + 2 RADIUS pixels), and the warp stores
+ * them in its own row of shared memory. Each lane filters its column of
+ * that row along x (the row pass) and pushes the sum into its window, the
+ * row pass of the last 2 RADIUS + 1 rows; once the window is full it holds
+ * every row that the output RADIUS rows up needs, and the column pass
+ * writes that output.
+ *   - No block barrier: a warp reads only the row buffer it wrote itself,
+ *     so its lanes need to wait only for each other: a __syncwarp() after
+ *     the row is stored (lanes read their neighbours' pixels), and one
+ *     before the next row overwrites it (every lane done reading).
+ *   - Rows loaded ahead: the memory stays busy only with about bandwidth x
+ *     latency bytes in flight (Little's law), and a warp that loaded each
+ *     row at the step that needs it would have none in flight while it
+ *     computes. So each row is loaded IMAGE_MARCH_AHEAD steps early.
+ *   - The window in registers: each of its rows feeds 2 RADIUS + 1
+ *     outputs of the lane's column, and registers are the fastest place.
+ *     An array is registers only when its size and every index are
+ *     constants: hence RADIUS a template parameter and the loops unrolled
+ *     (given.cuh launches the kernel of the mask's radius). */
+template <int RADIUS>
+__global__ void __launch_bounds__(IMAGE_TILE_X * IMAGE_MARCH_WARPS)
+    conv_separable(const float *__restrict__ in, float *__restrict__ out, int width, int height,
+                   int boundary)
+{
+    // TODO 9 (stage 4): the warp's first output row is first_y =
+    // (blockIdx.y * IMAGE_MARCH_WARPS + threadIdx.y) * IMAGE_MARCH_ROWS,
+    // lane = threadIdx.x owns column x = blockIdx.x * IMAGE_TILE_X + lane.
+    // Declare a shared row buffer per warp, [IMAGE_MARCH_WARPS][IMAGE_TILE_X
+    // + 2 * RADIUS] floats, and in registers the window, float
+    // window[2 * RADIUS + 1], and IMAGE_MARCH_AHEAD + 1 slots for each of
+    // a lane's two pixels (own, halo). Walk k from 0 to IMAGE_MARCH_ROWS +
+    // 2 RADIUS + IMAGE_MARCH_AHEAD - 1 with #pragma unroll:
+    //   - while k < IMAGE_MARCH_ROWS + 2 RADIUS, load input row y = first_y -
+    //     RADIUS + k into slot k % (IMAGE_MARCH_AHEAD + 1): own at column
+    //     x - RADIUS, and for lanes < 2 RADIUS halo at x - RADIUS + 32
+    //     (clamped_pixel);
+    //   - from k = IMAGE_MARCH_AHEAD on, use row r = k - IMAGE_MARCH_AHEAD:
+    //     __syncwarp(), store its own pixel at row_buffer[lane] (a halo
+    //     lane its halo pixel at [32 + lane] too), __syncwarp(); filter
+    //     along x, the sum of row_constant[dx] * row_buffer[lane + dx];
+    //     shift the window down one place (window[d] = window[d + 1]) and
+    //     put the sum at its end;
+    //   - once r >= 2 RADIUS the window is full: output row y = first_y + r
+    //     - 2 RADIUS is the sum of column_constant[dy] * window[dy]; store
+    //     it where x < width and y < height.
+    (void)in, (void)out, (void)width, (void)height, (void)boundary;
 }
 
 /* ------------------------------------------------------------- histogram */
@@ -155,7 +202,7 @@ __global__ void conv_separable(const float *__restrict__ in, float *__restrict__
 __global__ void histogram_global(const unsigned char *__restrict__ data, size_t n,
                                  unsigned int *bins)
 {
-    // TODO 9 (stage 5): a grid-stride loop over the n bytes (its index a
+    // TODO 10 (stage 5): a grid-stride loop over the n bytes (its index a
     // size_t: n may pass 2^31), one atomicAdd(&bins[byte], 1u) each.
     (void)data, (void)n, (void)bins;
 }
@@ -166,7 +213,7 @@ __global__ void histogram_global(const unsigned char *__restrict__ data, size_t 
 __global__ void histogram_private(const unsigned char *__restrict__ data, size_t n,
                                   unsigned int *bins)
 {
-    // TODO 10 (stage 6): a shared array of IMAGE_BINS counters: clear it,
+    // TODO 11 (stage 6): a shared array of IMAGE_BINS counters: clear it,
     // wait, count the block's bytes of stage 5's loop into it with shared
     // atomics, wait until every thread of the block has counted, then add
     // each nonzero bin to bins[] with one global atomicAdd.
@@ -182,7 +229,7 @@ __global__ void histogram_private(const unsigned char *__restrict__ data, size_t
 __global__ void histogram_aggregated(const unsigned char *__restrict__ data, size_t n,
                                      unsigned int *bins)
 {
-    // TODO 11 (stage 7): a shared array of IMAGE_BINS * HISTOGRAM_COPIES
+    // TODO 12 (stage 7): a shared array of IMAGE_BINS * HISTOGRAM_COPIES
     // counters, a copy of the bins per lane (given.cuh): lane l = threadIdx.x
     // % HISTOGRAM_COPIES counts byte v at counts[v * HISTOGRAM_COPIES + l].
     // Clear all of it, wait. Read the data as uint4 from the first address

@@ -42,13 +42,18 @@ extern "C" {
 #define IMAGE_MAX_SIDE (2 * IMAGE_MAX_RADIUS + 1)
 #define IMAGE_MAX_TAPS (IMAGE_MAX_SIDE * IMAGE_MAX_SIDE)
 
-/* Blocks of the convolution stages: IMAGE_TILE_X x IMAGE_TILE_Y threads,
- * one output pixel each in stages 0-3; in stage 4 each thread computes
- * IMAGE_COARSEN outputs of its column, so that a block's outputs are
- * IMAGE_TILE_X x (IMAGE_TILE_Y * IMAGE_COARSEN) pixels. */
+/* Blocks of the convolution stages 0-3: IMAGE_TILE_X x IMAGE_TILE_Y
+ * threads, one output pixel each. */
 #define IMAGE_TILE_X 32
 #define IMAGE_TILE_Y 8
-#define IMAGE_COARSEN 4
+/* Stage 4, a march: a block is IMAGE_MARCH_WARPS warps; each owns
+ * IMAGE_TILE_X output columns and walks IMAGE_MARCH_ROWS output rows down
+ * them, loading each input row IMAGE_MARCH_AHEAD steps before it uses it.
+ * A block's outputs are IMAGE_TILE_X x (IMAGE_MARCH_WARPS *
+ * IMAGE_MARCH_ROWS) pixels. */
+#define IMAGE_MARCH_WARPS 4
+#define IMAGE_MARCH_ROWS 16
+#define IMAGE_MARCH_AHEAD 2
 
 /* The histogram's bins, and the threads of a histogram block. */
 #define IMAGE_BINS 256

@@ -59,11 +59,16 @@ static const char *const classic_mistakes[IMAGE_STAGES] = {
     "threadIdx.x + dx - radius may be negative) and in the image (a tile cut by the image's "
     "edge holds 0 there, which the clamp boundary must not see), else through "
     "pixel_or_boundary; __syncthreads() after the tile is stored",
-    "conv_separable: the block's outputs start at blockIdx.y * IMAGE_TILE_Y * IMAGE_COARSEN, "
-    "the tile has IMAGE_TILE_Y * IMAGE_COARSEN + 2 radius rows, every one of them filtered "
-    "along x with row_constant (the halo rows too), a __syncthreads() after the tile load and "
-    "one after the row pass, the column pass with column_constant[k - c] for output c, and "
-    "outputs past the image's last row not stored; copy_separable_to_constant: row into "
+    "conv_separable: a warp's outputs are 32 columns from blockIdx.x * IMAGE_TILE_X and "
+    "IMAGE_MARCH_ROWS rows from (blockIdx.y * IMAGE_MARCH_WARPS + threadIdx.y) * "
+    "IMAGE_MARCH_ROWS; it walks the IMAGE_MARCH_ROWS + 2 RADIUS input rows from RADIUS above "
+    "them, each lane loading its pixel at column x - RADIUS and lanes < 2 RADIUS also the one "
+    "32 further (clamped_pixel: column and row clamped into the image, 0 outside it for the "
+    "zero boundary); each row stored in the warp's row buffer between two __syncwarp()s, "
+    "filtered along x with row_constant[dx] * row_buffer[lane + dx], pushed at the end of the "
+    "window (window[d] = window[d + 1]: the oldest row at index 0 meets column_constant[0]); "
+    "an output written only once the window is full (from input row 2 RADIUS of the march "
+    "on), and only where x < width and y < height; copy_separable_to_constant: row into "
     "row_constant, column into column_constant",
     "histogram_global: a grid-stride loop (i += gridDim.x * blockDim.x) with a size_t index, "
     "atomicAdd(&bins[data[i]], 1u) (a plain bins[data[i]]++ loses counts)",
@@ -103,6 +108,16 @@ static void turned_mask(const float *mask, int side, float *turned)
 {
     for (int k = 0; k < side * side; k++)
         turned[k] = mask[side * side - 1 - k];
+}
+
+/* The mask upside down (its rows in reverse order) or left to right: a
+ * separable mask's column or row mask turned round alone. */
+static void flipped_mask(const float *mask, int side, bool upside_down, float *flipped)
+{
+    for (int dy = 0; dy < side; dy++)
+        for (int dx = 0; dx < side; dx++)
+            flipped[dy * side + dx] = upside_down ? mask[(side - 1 - dy) * side + dx]
+                                                  : mask[dy * side + side - 1 - dx];
 }
 
 static void transposed_mask(const float *mask, int side, float *transposed)
@@ -149,15 +164,19 @@ static bool near_piece_edge(int c, int n, int piece, int band)
 typedef struct {
     size_t bad, unwritten, nan, first;
     bool all_image_edge, all_tile_edge, all_tile_last_rows, all_partial_tile, nan_tile_edge;
+    bool all_halo_columns;
 } census;
 
 /* Where a pixel lies: on the image's edge (within the radius), near a
- * tile's edge, in a tile's last rows, in the last, partial tiles. */
-enum { IMAGE_EDGE, TILE_EDGE, TILE_LAST_ROWS, PARTIAL_TILE, PLACES };
+ * tile's edge, in a tile's last rows, in the last, partial tiles, and (stage
+ * 4) in the last 2 radius columns of a warp's 32, whose row pass reads the
+ * pixels that the halo lanes load 32 columns further. */
+enum { IMAGE_EDGE, TILE_EDGE, TILE_LAST_ROWS, PARTIAL_TILE, HALO_COLUMNS, PLACES };
 
 static void places_of(int stage, size2 s, int radius, int x, int y, bool *place)
 {
-    int tile_y = stage == IMAGE_SEPARABLE_STAGE ? IMAGE_TILE_Y * IMAGE_COARSEN : IMAGE_TILE_Y;
+    /* Stage 4's pieces are a warp's march: 32 columns, IMAGE_MARCH_ROWS rows. */
+    int tile_y = stage == IMAGE_SEPARABLE_STAGE ? IMAGE_MARCH_ROWS : IMAGE_TILE_Y;
     place[IMAGE_EDGE] = x < radius || y < radius || x >= s.width - radius ||
                         y >= s.height - radius;
     place[TILE_EDGE] = near_piece_edge(x, s.width, IMAGE_TILE_X, radius) ||
@@ -165,13 +184,16 @@ static void places_of(int stage, size2 s, int radius, int x, int y, bool *place)
     place[TILE_LAST_ROWS] = y % tile_y >= tile_y - radius || y >= s.height - radius;
     place[PARTIAL_TILE] = (s.width > IMAGE_TILE_X && x >= s.width / IMAGE_TILE_X * IMAGE_TILE_X) ||
                           (s.height > tile_y && y >= s.height / tile_y * tile_y);
+    place[HALO_COLUMNS] = x % IMAGE_TILE_X >= IMAGE_TILE_X - 2 * radius;
 }
 
 static census count_bad_pixels(int stage, size2 s, int radius, const float *got,
                                const double *expected, double tolerance)
 {
-    census c = {0, 0, 0, 0, true, true, true, true, true};
-    bool all_bad[PLACES] = {true, true, true, true}, whole_image[PLACES] = {true, true, true, true};
+    census c = {0, 0, 0, 0, true, true, true, true, true, true};
+    bool all_bad[PLACES], whole_image[PLACES];
+    for (int p = 0; p < PLACES; p++)
+        all_bad[p] = whole_image[p] = true;
     for (size_t i = 0; i < pixels_of(s); i++) {
         bool place[PLACES];
         places_of(stage, s, radius, (int)(i % (size_t)s.width), (int)(i / (size_t)s.width),
@@ -196,6 +218,7 @@ static census count_bad_pixels(int stage, size2 s, int radius, const float *got,
     c.all_tile_last_rows = all_bad[TILE_LAST_ROWS] && !whole_image[TILE_LAST_ROWS];
     c.all_partial_tile = all_bad[PARTIAL_TILE] && !whole_image[PARTIAL_TILE];
     c.nan_tile_edge &= !whole_image[TILE_EDGE];
+    c.all_halo_columns = all_bad[HALO_COLUMNS] && !whole_image[HALO_COLUMNS];
     return c;
 }
 
@@ -226,10 +249,16 @@ static const char *diagnose(int stage, int boundary, size2 s, int radius, const 
     if (c->unwritten)
         return "pixels were never written (they still hold the 3.39e38 the output was filled "
                "with): a thread that owns a pixel did not store it (the guard must be x < width "
-               "&& y < height, not stricter; in stage 4 every row of the block's "
-               "IMAGE_TILE_Y * IMAGE_COARSEN), or x and y swapped (pixel (x, y) is at y * width "
+               "&& y < height, not stricter; in stage 4 every one of the warp's IMAGE_MARCH_ROWS "
+               "rows, the window's last row too), or x and y swapped (pixel (x, y) is at y * width "
                "+ x, with x along threadIdx.x)";
     bool tiled = stage >= 2;   /* stages with a tile in shared memory */
+    if (stage == IMAGE_SEPARABLE_STAGE && c->all_halo_columns)
+        return "only pixels in the last 2 radius columns of a warp's 32 are wrong: their row "
+               "pass reads row_buffer[32 ... 31 + 2 radius], the pixels that lanes 0 ... 2 radius "
+               "- 1 load 32 columns right of their first and store at row_buffer[32 + lane] "
+               "(the halo lanes' second pixel: not loaded, not stored, or, where the pixels are "
+               "NaN, read before they are stored, a missing __syncwarp() after the store)";
     if (tiled && c->nan && c->nan_tile_edge && c->all_tile_last_rows)
         return "NaN in the last rows of tiles: the halo below them was never loaded, so those "
                "taps read shared memory nobody stored (NaN before the run). The tile is "
@@ -264,10 +293,28 @@ static const char *diagnose(int stage, int boundary, size2 s, int radius, const 
                      "mask filters along x (within a row), the column mask along y"
                    : "the result is the convolution with x and y of the mask swapped: tap "
                      "(dx, dy) is mask[dy * side + dx], dy the row";
+    if (stage == IMAGE_SEPARABLE_STAGE) {
+        flipped_mask(mask, side, true, other);
+        if (result_is(got, in, s, boundary, other, radius, tolerance))
+            return "the result is the convolution with the column mask upside down: the window "
+                   "must hold the oldest (top) row at index 0, where it meets "
+                   "column_constant[0]: shift it toward index 0 (window[d] = window[d + 1]) "
+                   "and put the newest row at its end";
+        flipped_mask(mask, side, false, other);
+        if (result_is(got, in, s, boundary, other, radius, tolerance))
+            return "the result is the convolution with the row mask turned round: "
+                   "row_buffer[lane + dx] (the pixel dx - radius columns from the lane's own) "
+                   "meets row_constant[dx]";
+    }
     if (c->all_image_edge)
-        return "only pixels within the mask's radius of the image's edge are wrong: the taps "
-               "outside the image are not the boundary condition's (read them through "
-               "pixel_or_boundary)";
+        return stage == IMAGE_SEPARABLE_STAGE
+                   ? "only pixels within the mask's radius of the image's edge are wrong: the "
+                     "taps outside the image are not the boundary condition's (clamped_pixel: "
+                     "the column and the row clamped into the image, then 0 for the zero "
+                     "boundary where the pixel itself lies outside)"
+                   : "only pixels within the mask's radius of the image's edge are wrong: the "
+                     "taps outside the image are not the boundary condition's (read them "
+                     "through pixel_or_boundary)";
     if (c->all_partial_tile)
         return "only pixels of the last, partial tiles are wrong: the image is no multiple of "
                "the tile, and that tile's loads or bounds are off (a tap that lies in the tile "
@@ -358,8 +405,9 @@ static void check_conv_run(int stage, int boundary, conv_case *k, int radius, co
 /* Images that are odd and not square and cut every tile: first a few that
  * are large enough for a failure to show its pattern (a tile's edge, the
  * image's edge, a partial tile), then a pixel, a single row or column, a
- * tile (32 x 8, stage 4's 32 x 32) plus one, primes, masks wider than the
- * image. */
+ * tile (32 x 8; stage 4's warp 32 x 16, its block 32 x 64) plus one, images
+ * narrower than 32 and shorter than a warp's march, primes, masks wider
+ * than the image. */
 static const size2 sizes[] = {
     {100, 66}, {65, 17},  {33, 7},   {7, 33},    {1, 1},     {1, 9},    {9, 1},
     {3, 2},    {5, 7},    {31, 9},   {40, 70},   {257, 35},  {129, 263}, {1001, 97},
@@ -713,12 +761,16 @@ WB_SOURCE_RULES_TEST(image_source, stage3_barriers,
      .protects = WB_READ_AFTER_WRITE,
      .why = "a __syncthreads() between storing the tile and reading it: a thread reads its "
             "neighbours' pixels, which other warps store"})
+/* Stage 4 has no block barrier: each warp reads only its own row buffer,
+ * and two __syncwarp()s a row order its lanes. The source rules check where
+ * __syncthreads() stands, not __syncwarp(); they count both: stage 4 needs
+ * two, one before each row's store and one after it. */
 WB_SOURCE_RULES_TEST(image_source, stage4_barriers,
-    {"conv_separable", .barriers = 2, .shared = "tile", .protects = WB_READ_AFTER_WRITE,
-     .why = "a __syncthreads() after the input tile is stored, before the row pass reads it"},
-    {"conv_separable", .shared = "rows", .protects = WB_READ_AFTER_WRITE,
-     .why = "a __syncthreads() after the row pass is stored, before the column pass reads it: "
-            "a thread's column holds rows that other warps filtered"})
+    {"conv_separable", .barriers = 2,
+     .why = "two __syncwarp()s around the store of each row into the warp's row buffer: one "
+            "before it, so that no lane overwrites the last row while another lane still "
+            "reads it (the missing __syncwarp before the next row overwrites the buffer), and "
+            "one after it, before the row pass reads the neighbours' pixels"})
 
 /* The histograms' two barriers: the bins cleared before any is counted, and
  * every byte of the block counted before any bin is merged. Atomics on the

@@ -9,8 +9,9 @@
  *      halo around it once, then every tap comes from shared memory
  *   3  conv, shared tile, halo from the cache: the block loads only its own
  *      tile; taps beyond it come from global memory, which L1 and L2 hold
- *   4  conv, separable and coarsened: a row pass then a column pass in one
- *      kernel, each thread IMAGE_COARSEN outputs of a column in registers
+ *   4  conv, separable, a march: a warp walks down 32 columns, a row at a
+ *      time, the row pass through its own row of shared memory, the column
+ *      pass from a window of rows in registers
  *   5  histogram, one global atomicAdd per byte
  *   6  histogram, privatized: a block counts into shared memory and adds
  *      its counts to the global bins once
@@ -156,46 +157,92 @@ static void copy_separable_to_constant(const float *row, const float *column, in
     CUDA_CHECK(cudaMemcpyToSymbol(column_constant, column, sizeof(float) * side));
 }
 
-/* Stage 4: a separable mask costs 2 (2r + 1) taps a pixel instead of
- * (2r + 1)^2. The block's outputs are 32 x 32 pixels (each thread four of
- * its column); it loads their input tile with its halo, filters every row
- * of it along x into shared memory, then each thread filters its column
- * along y, keeping its four sums in registers, so that each value of the
- * row pass is read once for all the outputs it feeds. */
-#define SEPARABLE_ROWS (IMAGE_TILE_Y * IMAGE_COARSEN)
-__global__ void conv_separable(const float *__restrict__ in, float *__restrict__ out, int width,
-                               int height, int radius, int boundary)
+/* Input pixel (x, y) as stage 4 loads it, x and y possibly outside the
+ * image: always from inside it (both clamped: the clamp boundary's pixel),
+ * then 0 in its place for the zero boundary where (x, y) lies outside. A
+ * select, not a branch per pixel, and one address for both boundaries. */
+__device__ __forceinline__ float clamped_pixel(const float *__restrict__ in, int x, int y,
+                                               int width, int height, int boundary)
 {
-    __shared__ float tile[SEPARABLE_ROWS + 2 * IMAGE_MAX_RADIUS][IMAGE_TILE_X + 2 * IMAGE_MAX_RADIUS];
-    __shared__ float rows[SEPARABLE_ROWS + 2 * IMAGE_MAX_RADIUS][IMAGE_TILE_X];
-    int x0 = blockIdx.x * IMAGE_TILE_X, y0 = blockIdx.y * SEPARABLE_ROWS;
-    int side = 2 * radius + 1, tile_h = SEPARABLE_ROWS + 2 * radius;
-    load_tile_with_halo(in, tile, x0, y0, IMAGE_TILE_X + 2 * radius, tile_h, width, height,
-                        radius, boundary);
-    __syncthreads();   // the tile stored before the row pass reads it
-    for (int ty = threadIdx.y; ty < tile_h; ty += IMAGE_TILE_Y) {
-        float sum = 0.0f;
-        for (int dx = 0; dx < side; dx++)
-            sum += row_constant[dx] * tile[ty][threadIdx.x + dx];
-        rows[ty][threadIdx.x] = sum;
-    }
-    __syncthreads();   // the row pass stored before the column pass reads it
-    int x = x0 + threadIdx.x, first = threadIdx.y * IMAGE_COARSEN;
-    if (x >= width)
-        return;
-    float sums[IMAGE_COARSEN] = {};
-    // Row k of the row pass feeds output c with the column tap dy = k - c.
-    for (int k = 0; k < IMAGE_COARSEN + 2 * radius; k++) {
-        float value = rows[first + k][threadIdx.x];
+    float pixel = in[clamp_to(y, height) * width + clamp_to(x, width)];
+    bool outside = x < 0 || x >= width || y < 0 || y >= height;
+    return boundary == IMAGE_ZERO && outside ? 0.0f : pixel;
+}
+
+/* Stage 4: a separable mask costs 2 (2r + 1) multiply-adds a pixel
+ * instead of (2r + 1)^2, and a march keeps the intermediate image in
+ * registers. Each warp owns 32 output columns and walks IMAGE_MARCH_ROWS
+ * output rows down them, reading the IMAGE_MARCH_ROWS + 2 RADIUS input
+ * rows from RADIUS above its first one, one row a step: every lane loads
+ * the pixel RADIUS columns left of its own, the first 2 RADIUS lanes also
+ * the one 32 further (the row's 32 + 2 RADIUS pixels), and the warp stores
+ * them in its own row of shared memory. Each lane filters its column of
+ * that row along x (the row pass) and pushes the sum into its window, the
+ * row pass of the last 2 RADIUS + 1 rows; once the window is full it holds
+ * every row that the output RADIUS rows up needs, and the column pass
+ * writes that output.
+ *   - No block barrier: a warp reads only the row buffer it wrote itself,
+ *     so its lanes need to wait only for each other: a __syncwarp() after
+ *     the row is stored (lanes read their neighbours' pixels), and one
+ *     before the next row overwrites it (every lane done reading).
+ *   - Rows loaded ahead: the memory stays busy only with about bandwidth x
+ *     latency bytes in flight (Little's law), and a warp that loaded each
+ *     row at the step that needs it would have none in flight while it
+ *     computes. So each row is loaded IMAGE_MARCH_AHEAD steps early.
+ *   - The window in registers: each of its rows feeds 2 RADIUS + 1
+ *     outputs of the lane's column, and registers are the fastest place.
+ *     An array is registers only when its size and every index are
+ *     constants: hence RADIUS a template parameter and the loops unrolled
+ *     (given.cuh launches the kernel of the mask's radius). */
+template <int RADIUS>
+__global__ void __launch_bounds__(IMAGE_TILE_X * IMAGE_MARCH_WARPS)
+    conv_separable(const float *__restrict__ in, float *__restrict__ out, int width, int height,
+                   int boundary)
+{
+    constexpr int SIDE = 2 * RADIUS + 1, INPUT_ROWS = IMAGE_MARCH_ROWS + 2 * RADIUS;
+    // The input rows loaded and not yet used: row k in slot k % SLOTS.
+    constexpr int SLOTS = IMAGE_MARCH_AHEAD + 1;
+    __shared__ float row_buffers[IMAGE_MARCH_WARPS][IMAGE_TILE_X + 2 * RADIUS];
+    float *row_buffer = row_buffers[threadIdx.y];   // this warp's
+    int lane = threadIdx.x, x = blockIdx.x * IMAGE_TILE_X + lane;
+    int first_y = (blockIdx.y * IMAGE_MARCH_WARPS + threadIdx.y) * IMAGE_MARCH_ROWS;
+    bool halo_lane = lane < 2 * RADIUS;
+    float own[SLOTS], halo[SLOTS], window[SIDE] = {};
 #pragma unroll
-        for (int c = 0; c < IMAGE_COARSEN; c++)
-            if (k - c >= 0 && k - c < side)
-                sums[c] += column_constant[k - c] * value;
-    }
+    for (int k = 0; k < INPUT_ROWS + IMAGE_MARCH_AHEAD; k++) {
+        if (k < INPUT_ROWS) {   // load input row k
+            int y = first_y - RADIUS + k;
+            own[k % SLOTS] = clamped_pixel(in, x - RADIUS, y, width, height, boundary);
+            halo[k % SLOTS] = halo_lane ? clamped_pixel(in, x - RADIUS + IMAGE_TILE_X, y, width,
+                                                        height, boundary)
+                                        : 0.0f;
+        }
+        int row = k - IMAGE_MARCH_AHEAD;   // the input row this step uses
+        if (row < 0)
+            continue;
+        __syncwarp();   // every lane done reading the last row before this one overwrites it
+        row_buffer[lane] = own[row % SLOTS];
+        if (halo_lane)
+            row_buffer[IMAGE_TILE_X + lane] = halo[row % SLOTS];
+        __syncwarp();   // the row stored before a lane reads its neighbours' pixels
+        float filtered = 0.0f;
 #pragma unroll
-    for (int c = 0; c < IMAGE_COARSEN; c++)
-        if (y0 + first + c < height)
-            out[(y0 + first + c) * width + x] = sums[c];
+        for (int dx = 0; dx < SIDE; dx++)
+            filtered += row_constant[dx] * row_buffer[lane + dx];
+#pragma unroll
+        for (int d = 0; d + 1 < SIDE; d++)
+            window[d] = window[d + 1];
+        window[SIDE - 1] = filtered;
+        if (row >= 2 * RADIUS) {   // the window is full: output row y
+            int y = first_y + row - 2 * RADIUS;
+            float sum = 0.0f;
+#pragma unroll
+            for (int dy = 0; dy < SIDE; dy++)
+                sum += column_constant[dy] * window[dy];
+            if (x < width && y < height)
+                out[y * width + x] = sum;
+        }
+    }
 }
 
 /* ------------------------------------------------------------- histogram */
