@@ -248,7 +248,8 @@ int main(int argc, char **argv)
         {"n", "N", WB_INT, &side, 1, 46340, "side of the convolution's image, N x N floats"},
         {"block", "B", WB_WARPS, &naive_block, 32, 1024,
          "threads per block of stages 0 and 1, in rows of 32; the other stages' blocks are "
-         "their tiles (IMAGE_TILE_X x IMAGE_TILE_Y) or IMAGE_HISTOGRAM_BLOCK, fixed in lab.h"},
+         "their tiles (IMAGE_TILE_X x IMAGE_TILE_Y), IMAGE_MARCH_WARPS warps (stage 4) or "
+         "IMAGE_HISTOGRAM_BLOCK, fixed in lab.h"},
         WB_REPS_OPTION(reps),
         WB_TARGET_OPTION(target, "fails unless the best 5 x 5 convolution stage reaches F of "
                                  "the copy bandwidth"),
