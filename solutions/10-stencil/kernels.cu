@@ -6,8 +6,8 @@
  *      time loop swaps two buffers (ping-pong)
  *   1  2D, shared tile with halo: a block loads its tile and a one-cell
  *      rim around it once, then every thread reads shared memory
- *   2  2D, marching rows: a block is one row of threads that walks down
- *      the grid, the cells above and below kept in registers
+ *   2  2D, warps marching rows: a warp walks down the grid, the cells
+ *      above and below in registers, west and east by shuffle
  *   3  3D, naive: stage 0 with a third axis, seven cells per thread
  *   4  3D, marching planes (2.5D): stage 1's tile for the plane, stage 2's
  *      registers for the axis it walks along (z)
@@ -221,9 +221,9 @@ __global__ void heat3d_naive(const float *in, float *out, int nx, int ny, int nz
  * in z); the plane's tile and halo are in shared memory (stage 1 in x and
  * y). Per plane a thread loads one new cell of its column and, on the
  * tile's edge, a halo cell: about 1.3 loads per cell instead of stage 3's
- * seven. As in stage 2, the new cell is loaded two planes before it is
- * needed, so that two loads per thread are in flight while the block works
- * on this plane. */
+ * seven. Like stage 2's rows, the new cell is loaded early, two planes
+ * before it is needed, so that two loads per thread are in flight while
+ * the block works on this plane. */
 __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz, int boundary)
 {
     __shared__ float tile[STENCIL_TILE_Y + 2][STENCIL_TILE_X + 2];
