@@ -78,7 +78,8 @@ __global__ void heat2d_tile(const float *in, float *out, int nx, int ny, int bou
  * West and east are the lanes beside it (a shuffle); only the warp's ends
  * load a halo cell, lane 0 the west one and lane 31 the east one. Each
  * row is loaded STENCIL_ROWS_AHEAD + 1 rows before it is computed, so that
- * several loads per thread are in flight and no warp waits for another. */
+ * several loads per thread are in flight and no warp waits for another.
+ * Stage 5 uses the same ideas in 3D. */
 __global__ void heat2d_march(const float *in, float *out, int nx, int ny, int boundary)
 {
     // TODO 4 (stage 2): x = blockIdx.x * 32 + lane; the warp's march starts
