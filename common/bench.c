@@ -306,6 +306,57 @@ void wb_bench_working_set(const char *what, double bytes)
     printf("working set: %s: %s\n", what, share);
 }
 
+/* "2^26" for a power of two, else the decimal count. */
+static void count_text(char *out, size_t len, size_t count)
+{
+    if (count >= 1024 && (count & (count - 1)) == 0)
+        snprintf(out, len, "2^%d", __builtin_ctzll((unsigned long long)count));
+    else
+        snprintf(out, len, "%zu", count);
+}
+
+size_t wb_default_size_text(char *out, size_t len, const char *what, size_t usual,
+                            size_t granule, double bytes_each, double device_bytes_each,
+                            double l2_bytes, double free_bytes)
+{
+    double wanted = WB_L2_TIMES * l2_bytes / bytes_each;
+    double room = 0.5 * free_bytes / device_bytes_each;   /* half: the rest is the lab's */
+    size_t count = usual;
+    if ((double)usual < wanted) {
+        double raised = ceil(fmin(wanted, room) / (double)granule) * (double)granule;
+        count = raised > (double)usual ? (size_t)raised : usual;
+    }
+    char usual_text[32], count_now[32], share[160];
+    count_text(usual_text, sizeof usual_text, usual);
+    count_text(count_now, sizeof count_now, count);
+    wb_l2_share_text(share, sizeof share, bytes_each * (double)usual, l2_bytes);
+    if (count == usual && (double)usual >= wanted)
+        snprintf(out, len, "%s: %s, %s: kept, %.0fx L2 or more", what, usual_text, share,
+                 WB_L2_TIMES);
+    else if (count == usual)
+        snprintf(out, len, "%s: %s, %s: kept, as half of the free device memory (%.1f GiB) "
+                 "holds no more", what, usual_text, share, free_bytes / 1073741824.0);
+    else
+        snprintf(out, len, "%s: %s, %s: raised to %s (%.0f MiB = %.1fx L2)%s", what, usual_text,
+                 share, count_now, bytes_each * (double)count / 1048576.0,
+                 bytes_each * (double)count / l2_bytes,
+                 (double)count < wanted ? ", as far as half of the free device memory holds" : "");
+    return count;
+}
+
+size_t wb_bench_default_size(const char *what, size_t usual, size_t granule, double bytes_each,
+                             double device_bytes_each)
+{
+    size_t free_bytes, total_bytes;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    char line[512];
+    size_t count = wb_default_size_text(line, sizeof line, what, usual, granule, bytes_each,
+                                        device_bytes_each, (double)wb_device_info().l2_bytes,
+                                        (double)free_bytes);
+    printf("size: %s\n", line);
+    return count;
+}
+
 void wb_host_cpu_name(char *out, size_t len)
 {
     /* x86 names the CPU in "model name"; some ARM kernels say "Hardware"

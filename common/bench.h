@@ -93,6 +93,27 @@ void wb_bench_working_set(const char *what, double bytes);
 /* The text after "WHAT: " above, for an L2 of l2_bytes. */
 void wb_l2_share_text(char *out, size_t len, double bytes, double l2_bytes);
 
+/* The default working set of a benchmark holds the L2 this many times at
+ * least, so that repeated runs over it measure DRAM, not the cache. */
+#define WB_L2_TIMES 4.0
+
+/* The count of a default size: `usual` items (the size the lab's tables
+ * were made at), where each item is `bytes_each` bytes of the working set,
+ * raised where those are less than WB_L2_TIMES the L2 of the GPU present,
+ * in whole `granule`s, but no further than half of its free memory holds,
+ * at `device_bytes_each` bytes allocated per item. Prints what it chose and
+ * why, e.g.
+ *     size: stage 1's ints: 2^26, 256 MiB = 2.0x L2 (126.0 MiB): raised to
+ *     132120576 (504 MiB = 4.0x L2) */
+size_t wb_bench_default_size(const char *what, size_t usual, size_t granule, double bytes_each,
+                             double device_bytes_each);
+
+/* The count and the text after "size: " above, for an L2 of l2_bytes and
+ * free_bytes of free device memory. */
+size_t wb_default_size_text(char *out, size_t len, const char *what, size_t usual,
+                            size_t granule, double bytes_each, double device_bytes_each,
+                            double l2_bytes, double free_bytes);
+
 /* The host CPU's name ("model name" in /proc/cpuinfo, else the "Hardware"
  * or "cpu model" line, else "an unnamed CPU"), for figures measured on it. */
 void wb_host_cpu_name(char *out, size_t len);

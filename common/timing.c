@@ -168,6 +168,52 @@ wb_timing wb_time_gpu_calls(wb_gpu_work work, void *context, int warmup, int rep
                             (wb_rep_checks){NULL, NULL}, NULL, grader_clock);
 }
 
+/* Milliseconds of one run of `calls` calls between a pair of events: a
+ * probe for wb_calls_for_ms, not a result (no grader's clock, no check for
+ * untimed work, which one probe's noise could trip). */
+static double probe_run_ms(wb_gpu_work work, void *context, int calls)
+{
+    cudaEvent_t start, stop;
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    CUDA_CHECK(cudaEventRecord(start, 0));
+    for (int c = 0; c < calls; c++)
+        work(context);
+    CUDA_CHECK(cudaEventRecord(stop, 0));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    return ms;
+}
+
+int wb_calls_for_ms(wb_gpu_work work, void *context, double min_ms)
+{
+    work(context);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    int calls = 1;
+    for (;;) {
+        double run_ms = probe_run_ms(work, context, calls);
+        if (run_ms >= min_ms || calls >= WB_MAX_CALLS_PER_RUN)
+            return calls;
+        /* As many as this run's rate gives, and a tenth more; but at most
+         * 8 times as many: the first runs' times are mostly the launch. */
+        double guess = ceil(1.1 * calls * min_ms / fmax(run_ms, 1e-4));
+        calls = (int)fmin(guess, fmin(8.0 * calls, WB_MAX_CALLS_PER_RUN));
+    }
+}
+
+wb_timing wb_time_gpu_for_ms(wb_gpu_work work, void *context, int repetitions, double min_ms,
+                             int *calls)
+{
+    int chosen = wb_calls_for_ms(work, context, min_ms);
+    if (calls)
+        *calls = chosen;
+    return wb_time_gpu_calls(work, context, 0, repetitions, chosen);
+}
+
 wb_timing wb_time_gpu_checked(wb_gpu_work work, void *context, int warmup, int repetitions,
                               wb_rep_checks checks)
 {
@@ -246,6 +292,12 @@ double wb_copy_bandwidth_gbps(void)
     CUDA_CHECK(cudaFree((void *)job.src));
     cached = wb_gbps(2.0 * (double)bytes, t.median_ms); /* read + write */
     return cached;
+}
+
+int wb_calls_for_bytes(double bytes, double min_ms)
+{
+    double calls = ceil(min_ms * 1e6 * wb_copy_bandwidth_gbps() / fmax(bytes, 1.0));
+    return (int)fmax(1.0, fmin(calls, WB_MAX_CALLS_PER_RUN));
 }
 
 double wb_fp32_peak_gflops(void)

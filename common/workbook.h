@@ -209,6 +209,29 @@ wb_timing wb_time_gpu(wb_gpu_work work, void *context, int warmup, int repetitio
 wb_timing wb_time_gpu_calls(wb_gpu_work work, void *context, int warmup, int repetitions,
                             int calls);
 
+/* The shortest timed run a benchmark makes (issue 40): a run of a few
+ * hundred microseconds or less would time the launch and the last wave as
+ * much as the work. */
+#define WB_MIN_RUN_MS 1.0
+
+/* At most this many calls per timed run: a call lasts a microsecond or
+ * more (a launch), so that many last a millisecond on any GPU. */
+#define WB_MAX_CALLS_PER_RUN 1000
+
+/* Calls per timed run so that one run of them, back to back between a pair
+ * of events, lasts at least min_ms on the GPU present: one untimed call
+ * (it loads the code), then runs of more and more calls, each timed, until
+ * one lasts min_ms (1 for work that lasts min_ms alone; at most
+ * WB_MAX_CALLS_PER_RUN). For work whose calls may be repeated: each call
+ * must leave the same result. The runs are never on the grader's clock. */
+int wb_calls_for_ms(wb_gpu_work work, void *context, double min_ms);
+
+/* wb_time_gpu_calls with wb_calls_for_ms(work, context, min_ms) calls per
+ * run, its runs the warm-up; the times are per call, and *calls (unless
+ * NULL) receives the calls per run. */
+wb_timing wb_time_gpu_for_ms(wb_gpu_work work, void *context, int repetitions, double min_ms,
+                             int *calls);
+
 /* What every timed repetition must leave, checked outside its timed part:
  * before(context, repetition, seed) makes the repetition's inputs fresh
  * from seed and poisons its outputs; after(context, repetition) fetches,
@@ -286,6 +309,14 @@ double wb_sm_clock_mhz(void);
  * bytes written, measured once per process over a buffer far larger than
  * the L2 cache. The yardstick for every memory-bound lab. */
 double wb_copy_bandwidth_gbps(void);
+
+/* Calls per timed run that last at least min_ms where each call moves
+ * `bytes` (read + written) at the copy bandwidth, the fastest a call can:
+ * for work timed as a CUDA graph, whose calls run back to back faster than
+ * the host could launch them one by one (wb_time_gpu_graph), so that timing
+ * single launches (wb_calls_for_ms) would give too few. At most
+ * WB_MAX_CALLS_PER_RUN. */
+int wb_calls_for_bytes(double bytes, double min_ms);
 
 /* ---------------------------------------------------------------- tables */
 

@@ -268,6 +268,36 @@ Test(timing_gpu, checks_run_around_every_timed_repetition_only)
     copy_job_free(&c);
 }
 
+/* A clear of 1 MiB takes microseconds: wb_calls_for_ms makes a run of many
+ * of them last the time asked; a copy of 512 MiB lasts 0.1 ms or more on
+ * any GPU: alone, it outlasts 0.01 ms. */
+typedef struct {
+    void *bytes;
+} clear_job;
+
+static void clear_mib(void *context)
+{
+    CUDA_CHECK(cudaMemsetAsync(((clear_job *)context)->bytes, 0, (size_t)1 << 20, 0));
+}
+
+Test(timing_gpu, calls_per_run_last_the_time_asked)
+{
+    clear_job clear;
+    CUDA_CHECK(cudaMalloc(&clear.bytes, (size_t)1 << 20));
+    int calls = 0;
+    wb_timing t = wb_time_gpu_for_ms(clear_mib, &clear, 5, 1.0, &calls);
+    double run_ms = t.median_ms * calls;
+    cr_assert(calls > 1 && calls <= WB_MAX_CALLS_PER_RUN, "%d calls of a 1 MiB clear", calls);
+    /* The calls come from one probe run: allow its noise, a quarter. */
+    cr_assert(run_ms >= 0.75 && (run_ms <= 4.0 || calls == 1),
+              "runs of %d clears lasted %g ms, asked for 1 ms", calls, run_ms);
+    CUDA_CHECK(cudaFree(clear.bytes));
+
+    copy_job c = copy_job_new(0);
+    cr_assert_eq(wb_calls_for_ms(start_copy, &c, 0.01), 1, "a 512 MiB copy is not 0.01 ms");
+    copy_job_free(&c);
+}
+
 /* The GPU's fills are the host's hash, element for element, and a sample
  * fetched from them holds the elements at its positions. */
 Test(timing_gpu, fills_on_the_gpu_match_the_host_and_samples_fetch_them)
@@ -374,6 +404,34 @@ Test(bench, working_set_against_l2)
                            "it there, not in DRAM");
     wb_l2_share_text(text, 12, 16.0 * 1048576, 50.0 * 1048576);   /* cut, never overrun */
     cr_assert_eq(strlen(text), 11);
+}
+
+/* Default sizes hold the L2 WB_L2_TIMES times, in whole granules, within
+ * half of the free memory, and never fall below the usual size. */
+Test(bench, default_size_against_l2_and_memory)
+{
+    const double MiB = 1048576.0, GiB = 1024.0 * MiB;
+    char text[512];
+    size_t usual = (size_t)1 << 26, granule = (size_t)1 << 20;
+    /* An H200: 2^26 ints are 4.3x its 60 MiB L2. */
+    cr_assert_eq(wb_default_size_text(text, sizeof text, "ints", usual, granule, 4.0, 4.0,
+                                      60.0 * MiB, 100.0 * GiB), usual);
+    cr_assert_str_eq(text, "ints: 2^26, 256 MiB = 4.3x L2 (60.0 MiB): kept, 4x L2 or more");
+    /* An L2 of 126 MiB (a B200): raised to 504 MiB, 126 granules. */
+    cr_assert_eq(wb_default_size_text(text, sizeof text, "ints", usual, granule, 4.0, 4.0,
+                                      126.0 * MiB, 100.0 * GiB), 126 * granule);
+    cr_assert_str_eq(text, "ints: 2^26, 256 MiB = 2.0x L2 (126.0 MiB): raised to 132120576 "
+                           "(504 MiB = 4.0x L2)");
+    /* 800 MiB free: raised only to the 400 MiB that half of it holds. */
+    cr_assert_eq(wb_default_size_text(text, sizeof text, "ints", usual, granule, 4.0, 4.0,
+                                      126.0 * MiB, 800.0 * MiB), 100 * granule);
+    cr_assert(strstr(text, "raised to 104857600 (400 MiB = 3.2x L2), as far as half of the "
+                           "free device memory holds"), "%s", text);
+    /* 200 MiB free: kept (the lab's own size), said why. */
+    cr_assert_eq(wb_default_size_text(text, sizeof text, "ints", usual, granule, 4.0, 4.0,
+                                      126.0 * MiB, 200.0 * MiB), usual);
+    cr_assert(strstr(text, "kept, as half of the free device memory (0.2 GiB) holds no more"),
+              "%s", text);
 }
 
 Test(bench, launch_line_with_and_without_a_reason, .init = cr_redirect_stdout)

@@ -3,7 +3,6 @@ one submission, graded by its own `workbook grade` process; one submission
 per GPU at a time (CUDA_VISIBLE_DEVICES), a progress bar, a final CSV.
 With --slurm the same gradings run as a Slurm job array (slurm.py)."""
 import os
-import queue
 import subprocess
 import sys
 import tempfile
@@ -11,6 +10,7 @@ import threading
 
 from shared import labs
 from . import gradejob
+from . import pool
 from . import reports
 from . import slurm
 
@@ -67,36 +67,29 @@ def batch(args):
     if unknown:
         usage_error(f"unknown lab {', '.join(unknown)}; the labs are: "
                     + ", ".join(name for _, name in labs.all_labs()))
+    if args.jobs is not None and args.jobs < 1:
+        usage_error(f"--jobs {args.jobs}: at least 1")
     paths = submissions_in(args.folder)
     if args.slurm:
         return slurm.run(args, paths, grade_options(args))
     gpus = args.gpus or gpu_count()
-    extra = grade_options(args)
+    slots = [device for device in range(gpus) for _ in range(args.per_gpu)]
+    # The grades that run at once share the cores and each GPU: each runs its
+    # builds and correctness tests that many at a time (grade --jobs).
+    jobs = args.jobs or pool.default_jobs(grades=len(slots), per_gpu=args.per_gpu)
+    extra = grade_options(args) + ["--jobs", str(jobs)]
     rows_dir = args.logs or tempfile.mkdtemp(prefix="wbbatch-")
     os.makedirs(rows_dir, exist_ok=True)
-    todo = queue.Queue()
-    for p in paths:
-        todo.put(p)
     rows, lock = [], threading.Lock()
 
-    def worker(device):
-        while True:
-            try:
-                path = todo.get_nowait()
-            except queue.Empty:
-                return
-            row = gradejob.grade_one(path, device, rows_dir, extra)
-            with lock:
-                rows.append(row)
-                gradejob.progress(len(rows), len(paths))
+    def grade(path, device):
+        row = gradejob.grade_one(path, device, rows_dir, extra)
+        with lock:
+            rows.append(row)
+            gradejob.progress(len(rows), len(paths))
 
     gradejob.progress(0, len(paths))
-    threads = [threading.Thread(target=worker, args=(d,)) for d in range(gpus)
-               for _ in range(args.per_gpu)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    pool.run(paths, slots, grade)
     sys.stderr.write("\n")
     page = gradejob.write_results(rows, args.csv, rows_dir)
     where = f"on {gpus} GPU(s)" if gpus_listed() else "without a GPU (build status only)"
@@ -117,6 +110,9 @@ def add_commands(sub):
     b.add_argument("--per-gpu", type=int, default=1,
                    help="submissions at a time on each GPU (default 1; more only for correctness runs, "
                         "timings then disturb each other)")
+    b.add_argument("--jobs", type=int, help="builds and correctness tests at a time within each submission's "
+                   "grade (default: the CPU cores shared by the grades running at once, and "
+                   f"{pool.MAX_JOBS} per GPU shared by --per-gpu)")
     b.add_argument("--rubric", help="rubric file (default grading/rubric.toml)")
     b.add_argument("--lab", action="append", help="only this lab (repeatable)")
     b.add_argument("--logs", help="folder for each submission's JSON report and log (default: a new temporary "

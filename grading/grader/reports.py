@@ -114,6 +114,9 @@ def print_scoreboard(report):
     for row in [header] + rows:
         print(safe_text("  ".join(c.ljust(w) for c, w in zip(row, widths))))
     print(f"\ntotal: {report['score']:g} / {report['max_score']:g}")
+    if report.get("phases_s"):
+        print("wall time: " + ", ".join(f"{part} {s:g} s" for part, s in report["phases_s"].items())
+              + f" ({report['jobs']} at a time)")
     for line in summary_lines(report):
         print(safe_text(line))   # a strict UTF-8 terminal cannot write lone surrogates
 

@@ -37,7 +37,7 @@ def test_points(defaults, lab_rubric, test):
         return 0.0
     if test in lab_rubric.get("tests", {}):
         return float(lab_rubric["tests"][test])
-    return float(defaults["timing_points"] if test.startswith("timing_") else defaults["test_points"])
+    return float(defaults["timing_points"] if timed(test) else defaults["test_points"])
 
 
 def apply_prerequisites(tests, lab_rubric):
@@ -78,8 +78,14 @@ def unknown_test_names(lab_rubric, names):
     return unknown
 
 
+def timed(test):
+    """Whether a test is timed (timing_*): its limits are timing_wall_s, it
+    runs alone on the GPU (testplan.py) and is not sanitized."""
+    return test.startswith("timing_")
+
+
 def limits_for(defaults, test, wrapper=()):
-    wall = defaults["timing_wall_s"] if test.startswith("timing_") else defaults["wall_s"]
+    wall = defaults["timing_wall_s"] if timed(test) else defaults["wall_s"]
     return {"wall_s": int(wall), "cpu_s": int(max(defaults["cpu_s"], wall + 10)),
             "output_bytes": int(defaults["output_bytes"]), "wrapper": list(wrapper)}
 

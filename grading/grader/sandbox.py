@@ -34,6 +34,24 @@ _PROBE = None
 # taking the machine's (a compile's temporaries and a test's few files need
 # far less).
 TMP_BYTES = 4 << 30
+# The processes that run() is waiting for, which stop_all() ends: a grade
+# stopped by a signal while its tests run on other threads (pool.py).
+_RUNNING, _STOPPED = set(), threading.Event()
+
+
+def stop_all():
+    """Ends every process run() is waiting for (its whole session), and each
+    one it starts from now on: the grade was stopped."""
+    _STOPPED.set()
+    for proc in list(_RUNNING):
+        _kill_session(proc)
+
+
+def _kill_session(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)   # whatever it left in its session goes too
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def bwrap():
@@ -184,6 +202,9 @@ def run(argv, cwd, env, wall_s, cpu_s=None, memory_bytes=None, file_bytes=1 << 3
     proc = subprocess.Popen(full, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             preexec_fn=limits, start_new_session=True)
+    _RUNNING.add(proc)
+    if _STOPPED.is_set():
+        _kill_session(proc)
     chunks, kept = [], [0]
 
     def drain():
@@ -201,11 +222,9 @@ def run(argv, cwd, env, wall_s, cpu_s=None, memory_bytes=None, file_bytes=1 << 3
         status = proc.wait(timeout=wall_s)
     except subprocess.TimeoutExpired:
         status = None
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)   # whatever it left in its session goes too
-    except (ProcessLookupError, PermissionError):
-        pass
+    _kill_session(proc)
     proc.wait()
+    _RUNNING.discard(proc)
     reader.join(timeout=10)
     data = b"".join(chunks)
     return {"status": status, "output": data[:output_bytes].decode("utf-8", "replace"),

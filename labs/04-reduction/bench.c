@@ -11,9 +11,13 @@
  * times the L2 of the GPU present, so the table shows DRAM bandwidth; the
  * "one buffer" column shows the cached figure beside it.
  * Bandwidth counts the bytes read, 4 n (the partial sums are negligible).
- * Each timed repetition launches a CUDA graph of CALLS reductions captured
- * back to back, between one pair of events, and the time is per reduction:
- * at 2^22 a reduction's kernels take a few microseconds each, less than the
+ * Each timed repetition launches a CUDA graph of reductions captured back to
+ * back, between one pair of events, and the time is per reduction. The
+ * graph holds as many as last WB_MIN_RUN_MS (1 ms) at the copy bandwidth,
+ * about the fastest a reduction reads (wb_calls_for_bytes: about 240 at 2^22
+ * on an H200), so that the launch and the last wave of one reduction weigh
+ * little (the one-buffer column, from the L2, runs shorter). A graph: at
+ * 2^22 a reduction's kernels take a few microseconds each, less than the
  * host needs to submit a launch, so launching them one by one (even many
  * back to back) would time the host's launch rate, which moves between
  * runs; in a graph the GPU starts each kernel as soon as the one before it
@@ -29,12 +33,12 @@
 #include "lab.h"
 #include "workbook.h"
 
-#define CALLS 16          /* reductions per timed graph launch */
 #define MAX_BUFFERS 64
 #define CUB_ROW (-1)   /* "stage" of the CUB yardstick */
 
 typedef struct {
     int stage, n, block_size, buffers, next;
+    int calls;   /* reductions per timed graph launch */
     int *in[MAX_BUFFERS];
     int *scratch, *out;
     void *cub_temp;
@@ -66,6 +70,7 @@ static int rotation_buffers(int n)
 static int setup(job *j, int n, int buffers)
 {
     j->n = n;
+    j->calls = wb_calls_for_bytes(sizeof(int) * (double)n, WB_MIN_RUN_MS);
     j->buffers = buffers;
     j->next = 0;
     int *host = malloc(sizeof(int) * (size_t)n);
@@ -111,12 +116,12 @@ static void validate(job *j, int expected)
 }
 
 /* Median milliseconds of one reduction of j's current stage and block:
- * CALLS of them, captured back to back into a CUDA graph, per timed launch
+ * j->calls of them, captured back to back into a CUDA graph, per timed launch
  * (see the top). */
 static double time_ms(job *j, int expected, int reps)
 {
     validate(j, expected);
-    return wb_time_gpu_graph(run, j, 3, reps, CALLS).median_ms;
+    return wb_time_gpu_graph(run, j, 3, reps, j->calls).median_ms;
 }
 
 static double gbps(const job *j, double ms) { return wb_gbps(sizeof(int) * (double)j->n, ms); }
@@ -136,7 +141,7 @@ static void lecture_table(job *j, int expected, int first, int last, int reps, d
              "%d back-to-back reductions over %d rotating buffers (DRAM); one buffer = the same "
              "input every run (L2)\n"
              "copy bandwidth %.0f GB/s (read + write)",
-             j->n, j->block_size, gpu, reps, CALLS, j->buffers, copy);
+             j->n, j->block_size, gpu, reps, j->calls, j->buffers, copy);
     wb_table *table = wb_table_new("reduction-bench", title,
                                    "stage|kernel|time per call (ms)|GB/s|step speedup|cumulative "
                                    "speedup|% of copy|one buffer GB/s");
@@ -197,7 +202,7 @@ static double target_table(job *j, int expected, int first, int last, int reps)
     snprintf(title, sizeof title,
              "reduction target, n = %d ints (%.0f MB, one buffer, far beyond L2), blocks of "
              "%d, median of %d launches of a CUDA graph of %d back-to-back reductions",
-             j->n, 4e-6 * j->n, j->block_size, reps, CALLS);
+             j->n, 4e-6 * j->n, j->block_size, reps, j->calls);
     wb_table *table = wb_table_new("reduction-target", title,
                                    "stage|kernel|time per call (ms)|GB/s|% of CUB");
     j->stage = CUB_ROW;

@@ -69,6 +69,16 @@ static cudaStream_t persistent_stream(void)
     // not wait for a kernel that runs until it is told to stop.
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    // But the kernel must come after what the caller queued on the default
+    // stream before this call: a cudaMemset of its counters or outputs
+    // returns before it runs, and a non-blocking stream does not wait for
+    // it by itself (a memset that ran late wiped a run's visit counts on
+    // an H200 under load). The new stream waits for that work, once.
+    cudaEvent_t queued;
+    CUDA_CHECK(cudaEventCreateWithFlags(&queued, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventRecord(queued, 0));
+    CUDA_CHECK(cudaStreamWaitEvent(stream, queued, 0));
+    CUDA_CHECK(cudaEventDestroy(queued));
     return stream;
 }
 

@@ -20,7 +20,6 @@
 #define EPS 0.05f
 #define CHECKED 64            /* bodies whose accelerations the CPU checks */
 #define ERROR_ALLOWED 1e-4    /* relative norm error over them */
-#define SHIFT_CALLS 10        /* launches of the one-field kernel per timing */
 
 static void *device_alloc(size_t bytes)
 {
@@ -113,7 +112,8 @@ static double time_stage(bodies_everywhere *b, int stage, int block, int reps, w
     /* The naive stages take a tenth of a second at 2^17: fewer runs past
      * 10^10 pairs. */
     double pairs = (double)b->n * b->n;
-    *t = wb_time_gpu(run_forces, &j, 1, stage <= 2 && pairs > 1e10 ? (reps + 1) / 2 : reps);
+    *t = wb_time_gpu_for_ms(run_forces, &j, stage <= 2 && pairs > 1e10 ? (reps + 1) / 2 : reps,
+                            WB_MIN_RUN_MS, NULL);
     double gflops = wb_gflops(NBODY_FLOPS_PER_INTERACTION * pairs, t->median_ms);
     return *error < ERROR_ALLOWED ? gflops : 0.0;
 }
@@ -182,23 +182,25 @@ static void run_shift(void *context)
     dx = -dx;
 }
 
-/* The one-field kernel in each layout, next to the copy bandwidth. */
+/* The one-field kernel in each layout, next to the copy bandwidth: runs of
+ * as many launches as last WB_MIN_RUN_MS (x of 60 Mi bodies in SOA, the
+ * H200's default: 240 MiB read and written, some 0.12 ms a launch), so that
+ * launch gaps do not count. */
 static void layout_table(int n, int reps)
 {
     bodies_everywhere b = make_bodies(n);
     double copy = wb_copy_bandwidth_gbps();
     char title[256];
     snprintf(title, sizeof title,
-             "x += dx over %d bodies (given shift_x, median of %d runs of %d launches); "
-             "device-to-device copy %.0f GB/s (read + written)", n, reps, SHIFT_CALLS, copy);
+             "x += dx over %d bodies (given shift_x, median of %d runs of at least %.0f ms); "
+             "device-to-device copy %.0f GB/s (read + written)", n, reps, WB_MIN_RUN_MS, copy);
     wb_table *table = wb_table_new("nbody-layouts", title,
-                                   "layout|floats between two x|time per call (ms)|x GB/s|"
-                                   "sector GB/s|% of copy");
+                                   "layout|floats between two x|calls per run|"
+                                   "time per call (ms)|x GB/s|sector GB/s|% of copy");
     for (int l = NBODY_AOS; l <= NBODY_FLOAT4; l++) {
         shift_job j = {&b.layouts[l]};
-        /* 64 to 470 MB in 0.06 to 0.4 ms: ten launches between two events,
-         * so that launch gaps do not count. */
-        wb_timing t = wb_time_gpu_calls(run_shift, &j, 2, reps, SHIFT_CALLS);
+        int calls;
+        wb_timing t = wb_time_gpu_for_ms(run_shift, &j, reps, WB_MIN_RUN_MS, &calls);
         /* x GB/s: the 4 bytes of x read and written per body, what the
          * kernel needs. Sector GB/s: the 32-byte sectors that hold some x,
          * read and written back, what the memory moves: with x every
@@ -208,8 +210,8 @@ static void layout_table(int n, int reps)
                      : l == NBODY_SOA ? 1 : 4;
         double x_bytes = 2.0 * sizeof(float) * n, sector_bytes = x_bytes * stride;
         double sector_gbps = wb_gbps(sector_bytes, t.median_ms);
-        wb_table_row(table, "%s|%d|%.3f|%.0f|%.0f|%.1f", nbody_layout_name((nbody_layout)l),
-                     stride, t.median_ms, wb_gbps(x_bytes, t.median_ms), sector_gbps,
+        wb_table_row(table, "%s|%d|%d|%.3f|%.0f|%.0f|%.1f", nbody_layout_name((nbody_layout)l),
+                     stride, calls, t.median_ms, wb_gbps(x_bytes, t.median_ms), sector_gbps,
                      100.0 * sector_gbps / copy);
     }
     wb_table_print(table, stdout);
@@ -240,7 +242,7 @@ static void size_sweep(int reps, bool *ok)
 
 int main(int argc, char **argv)
 {
-    int only_stage = WB_ALL_STAGES, n = 1 << 17, block = 0, reps = 5, layout_n = 1 << 24;
+    int only_stage = WB_ALL_STAGES, n = 1 << 17, block = 0, reps = 5, layout_n = -1;
     double target = 0.5;
     bool sweep = false;
     const wb_option options[] = {
@@ -252,8 +254,9 @@ int main(int argc, char **argv)
         WB_REPS_OPTION(reps),
         WB_TARGET_OPTION(target, "fails unless the best stage at 2^17 bodies reaches F of the "
                                  "FP32 peak at the measured clock"),
-        {"layout-n", "N", WB_INT, &layout_n, 0, 1 << 26,
-         "bodies in the layout table of the one-field kernel (0: no table)"},
+        {"layout-n", "N", WB_INT, &layout_n, 0, 1 << 28,
+         "bodies in the layout table of the one-field kernel (default 2^24, more where their "
+         "x would hold the L2 less than 4 times; 0: no table)"},
         {"sweep", NULL, WB_FLAG, &sweep, 0, 0,
          "also stages 2-4 at 2^12 to 2^18 bodies, blocks of 256"},
         {0}};
@@ -272,6 +275,13 @@ int main(int argc, char **argv)
                         "between GPUs: the target takes the best row");
     wb_bench_working_set("the forces table's bodies (AOS, 28 bytes each)",
                          sizeof(nbody_body) * (double)n);
+    /* The layout table times x alone in SOA: 4 bytes a body make its
+     * working set. On the device each body takes 28 bytes in AOS and in
+     * SOA, 32 in FLOAT4 and 12 of accelerations. */
+    if (layout_n < 0)
+        layout_n = (int)wb_bench_default_size("the layout table's bodies (x, 4 bytes each)",
+                                              (size_t)1 << 24, (size_t)1 << 20, sizeof(float),
+                                              2.0 * sizeof(nbody_body) + 11.0 * sizeof(float));
     if (layout_n > 0)
         wb_bench_working_set("the layout table's bodies (AOS)",
                              sizeof(nbody_body) * (double)layout_n);

@@ -114,7 +114,7 @@ void stencil_set_naive_block(int threads)
  * column of 32 cells and STENCIL_MARCH_WARPS marches of STENCIL_MARCH_ROWS
  * rows (stage 2), one per column of STENCIL_PLANES planes (stage 4; stage 5
  * the same, its blocks STENCIL_STRIP_WARPS strips of STENCIL_STRIP_ROWS
- * rows each). */
+ * rows and 32 x STENCIL_STRIP_COLUMNS columns each). */
 static dim3 step_grid(int stage, int nx, int ny, int nz)
 {
     switch (stage) {
@@ -128,7 +128,8 @@ static dim3 step_grid(int stage, int nx, int ny, int nz)
         return dim3(blocks_for(nx, STENCIL_TILE_X), blocks_for(ny, STENCIL_TILE_Y),
                     blocks_for(nz, STENCIL_PLANES));
     case 5:
-        return dim3(blocks_for(nx, 32), blocks_for(ny, STENCIL_STRIP_WARPS * STENCIL_STRIP_ROWS),
+        return dim3(blocks_for(nx, 32 * STENCIL_STRIP_COLUMNS),
+                    blocks_for(ny, STENCIL_STRIP_WARPS * STENCIL_STRIP_ROWS),
                     blocks_for(nz, STENCIL_PLANES));
     default:
         return dim3(blocks_for(nx, STENCIL_TILE_X), blocks_for(ny, STENCIL_TILE_Y));

@@ -86,10 +86,12 @@ static const char *const classic_mistakes[STENCIL_STAGES] = {
     "STENCIL_PLANES to at most nz, the tile's halo of all four edges (and at x == nx - 1, "
     "y == ny - 1) loaded from the current plane, a missing __syncthreads() after the tile is "
     "stored or before the next plane overwrites it",
-    "heat3d_strips: x = blockIdx.x * 32 + lane, the strip's rows from (blockIdx.y * "
+    "heat3d_strips: the lane's columns x0 + 32 * h + lane (x0 = blockIdx.x * 32 * "
+    "STENCIL_STRIP_COLUMNS), the strip's rows from (blockIdx.y * "
     "STENCIL_STRIP_WARPS + threadIdx.y) * STENCIL_STRIP_ROWS, west from __shfl_up_sync and "
-    "east from __shfl_down_sync (not the other way round) with every lane taking part, the "
-    "halo at lane 0 (west), lane 31 and x == nx - 1 (east), the rows beyond the strip's ends "
+    "east from __shfl_down_sync (not the other way round) with every lane taking part, lane "
+    "31 and lane 0 of the two halves meeting, the halo at lane 0 (west) and at the strip's "
+    "last column inside the grid (east), the rows beyond the strip's ends "
     "at before()/after() (not y - 1, y + R: the wrap), the halo loaded from the plane it is "
     "used in, the registers moved up after each plane (down = center, center = up, up = next, "
     "the halo too), rows y >= ny stored nowhere",
@@ -151,18 +153,19 @@ static bool all_sentinel(const float *values, size_t n)
  * planes in z); 0 where the stage has none. */
 typedef struct {
     int tile_x, tile_y, march_y, march_z;
-    bool halo;        /* the stage has a shared-memory halo (stages 1 and 4) */
-    bool warp_ends;   /* lanes 0 and 31 load a halo, the others shuffle (2, 5) */
+    bool halo;          /* the stage has a shared-memory halo (stages 1 and 4) */
+    int warp_columns;   /* the columns a warp owns, the ends' halo loaded (2, 5) */
 } geometry;
 
 static geometry geometry_of(int stage)
 {
     switch (stage) {
-    case 1: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, 0, true, false};
-    case 2: return (geometry){32, 0, STENCIL_MARCH_ROWS, 0, false, true};
-    case 4: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, STENCIL_PLANES, true, false};
-    case 5: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, 0, false, true};
-    default: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, 0, false, false};
+    case 1: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, 0, true, 0};
+    case 2: return (geometry){32, 0, STENCIL_MARCH_ROWS, 0, false, 32};
+    case 4: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, STENCIL_PLANES, true, 0};
+    case 5: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, 0, false,
+                              32 * STENCIL_STRIP_COLUMNS};
+    default: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, 0, false, 0};
     }
 }
 
@@ -219,7 +222,8 @@ static census count_bad_cells(int stage, grid g, const float *got, const double 
                               in_partial_piece(z, g.nz, t.march_z);
         c.all_after_march_start &= (t.march_y && y % t.march_y != 0) ||
                                    (t.march_z && z % t.march_z != 0);
-        c.all_warp_end &= t.warp_ends && (x % 32 == 0 || x % 32 == 31);
+        c.all_warp_end &= t.warp_columns > 0 && (x % t.warp_columns == 0 ||
+                                                 x % t.warp_columns == t.warp_columns - 1);
         if (isnan(got[i])) {
             c.nan++;
             c.nan_tile_corner &= t.halo && t.tile_y > 0 && edge_x && edge_y;
@@ -301,9 +305,10 @@ static const char *diagnose(int stage, int boundary, int steps, size_t n, const 
                "across the edge is the cell on the opposite edge (before() and after() wrap "
                "around; x - 1 and x + 1 do not)";
     if (c->all_warp_end)
-        return "only cells at the ends of warps are wrong (x % 32 == 0 or 31, lanes 0 and 31): "
-               "their west or east neighbour is not a lane beside them but the halo cell their "
-               "lane loads (lane 0 the west one, lane 31 the east one). The halo not loaded, "
+        return "only cells at the ends of warps are wrong (the first and last of the columns a "
+               "warp owns: x % 32 == 0 or 31 in stage 2): their west or east neighbour is not a "
+               "lane beside them but the halo cell their lane loads (lane 0 the west one, lane "
+               "31 the east one). The halo not loaded, "
                "loaded from the wrong column or row, or the shuffles swapped (west from "
                "__shfl_up_sync, east from __shfl_down_sync: a shuffle that runs off the warp "
                "returns the lane's own cell)";
@@ -414,7 +419,7 @@ static const grid grids_2d[] = {
     {257, 3, 1}, {3, 130, 1}, {100, 66, 1}, {513, 67, 1},  {1001, 263, 1},
 };
 /* The same in 3D, stage 4's march of 64 planes plus one or a few too;
- * stage 5's strips (16 rows a block, 32 lanes a warp) plus one. */
+ * stage 5's strips (8 rows a block, 64 columns a warp) plus one. */
 static const grid grids_3d[] = {
     {1, 1, 1},  {2, 3, 4},  {3, 2, 1},   {5, 7, 3},    {33, 9, 2},
     {31, 17, 5}, {9, 7, 65}, {65, 3, 66}, {7, 33, 130}, {40, 10, 131},

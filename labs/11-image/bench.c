@@ -11,15 +11,16 @@
  *     the arithmetic catches up with the memory: GFLOP/s next to the FP32
  *     peak at the SM clock measured in the same run (as lab 09); stage 4
  *     does 2 x 9 of them, and its "2D-equivalent" GFLOP/s counts 81;
- *   - histogram of 2^28 bytes into 256 bins, uniform and all one value
+ *   - histogram of 2^28 bytes (more where they would hold the L2 less than
+ *     4 times) into 256 bins, uniform and all one value
  *     (every atomic on one bin): GB/s next to CUB's
  *     DeviceHistogram::HistogramEven on the same bytes; targets: the best
  *     stage at --target-histogram (0.9) of CUB on uniform bytes, and stages
  *     6 and 7 each at least --target-contention (10) times stage 5's speed
  *     on bytes all one value.
  * Every stage is checked against the CPU before it is timed. Each timed
- * run makes as many calls back to back as take about 1 ms (at least one);
- * the median over --reps runs is reported per call.
+ * run makes as many calls back to back as take about 1 ms (at least one,
+ * wb_calls_for_ms); the median over --reps runs is reported per call.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -32,7 +33,6 @@
 #include "workbook.h"
 
 #define FULL_SIDE 8192
-#define FULL_BYTES ((size_t)1 << 28)
 #define CHECKED_PIXELS 4096
 
 /* ---------------------------------------------------------- convolution */
@@ -91,14 +91,6 @@ static void validate_conv(conv_job *j, const float *host_in)
     free(got);
 }
 
-/* Calls per timed run: as many as take about 1 ms, from one untimed call. */
-static int calls_for_1ms(wb_gpu_work work, void *context)
-{
-    double one = wb_time_gpu(work, context, 1, 1).median_ms;
-    int calls = (int)ceil(1.0 / (one > 1e-3 ? one : 1e-3));
-    return calls < 1 ? 1 : calls > 1000 ? 1000 : calls;
-}
-
 /* FP32 lanes per SM, as wb_fp32_peak_gflops counts them (lab 09). */
 static double fp32_lanes(const wb_device *dev)
 {
@@ -129,8 +121,8 @@ static double conv_table(int radius, int side, int first, int last, int reps, do
     double best = 0.0;
     for (j.stage = first; j.stage <= last && j.stage < IMAGE_FIRST_HISTOGRAM_STAGE; j.stage++) {
         validate_conv(&j, host_in);
-        int calls = calls_for_1ms(run_conv, &j);
-        double ms = wb_time_gpu_calls(run_conv, &j, 1, reps, calls).median_ms;
+        int calls;
+        double ms = wb_time_gpu_for_ms(run_conv, &j, reps, WB_MIN_RUN_MS, &calls).median_ms;
         results[j.stage][0] = ms;
         results[j.stage][1] = calls;
         results[j.stage][2] = wb_gbps(2.0 * bytes, ms);
@@ -222,10 +214,11 @@ static void histogram_table(const char *name, const char *kind, const unsigned c
                 wb_fail("%s on %s: bin %d is %u, expected %u; run the tests first",
                         rows[r] == CUB_ROW ? "CUB" : image_stage_name(rows[r]), kind, b, got[b],
                         expected[b]);
-        calls[r] = calls_for_1ms(run_histogram, &j);
-        /* Stage 5 on one value takes long: fewer runs of it. */
+        calls[r] = wb_calls_for_ms(run_histogram, &j, WB_MIN_RUN_MS);
+        /* Stage 5 on one value takes long: fewer runs of it. The runs
+         * that chose the calls were the warm-up. */
         int runs = calls[r] == 1 && reps > 3 ? 3 : reps;
-        ms[r] = wb_time_gpu_calls(run_histogram, &j, 1, runs, calls[r]).median_ms;
+        ms[r] = wb_time_gpu_calls(run_histogram, &j, 0, runs, calls[r]).median_ms;
         speed[rows[r] == CUB_ROW ? 0 : rows[r]] = wb_gbps((double)n, ms[r]);
     }
     for (int r = 0; r < count; r++) {
@@ -268,7 +261,8 @@ int main(int argc, char **argv)
     wb_bench_options(argc, argv,
                      "Times the convolution stages (5 x 5 and 9 x 9 masks on N^2 floats) next to\n"
                      "the copy bandwidth and the FP32 peak, and the histogram stages (2^28 bytes,\n"
-                     "uniform and all one value) next to CUB, each checked first.",
+                     "more where they would hold the L2 less than 4 times; uniform and all one\n"
+                     "value) next to CUB, each checked first.",
                      options);
     if (naive_block != IMAGE_TILE_X * IMAGE_TILE_Y && only_stage != WB_ALL_STAGES &&
         only_stage > 1)
@@ -291,8 +285,12 @@ int main(int argc, char **argv)
     if (first < IMAGE_FIRST_HISTOGRAM_STAGE)
         wb_bench_working_set("the convolution's image in and out",
                              2.0 * sizeof(float) * (double)side * side);
-    if (last >= IMAGE_FIRST_HISTOGRAM_STAGE)
-        wb_bench_working_set("the histogram's bytes", (double)FULL_BYTES);
+    size_t histogram_bytes = 0;   /* a multiple of 8: the bytes are drawn 8 at a time */
+    if (last >= IMAGE_FIRST_HISTOGRAM_STAGE) {
+        histogram_bytes = wb_bench_default_size("the histogram's bytes", (size_t)1 << 28,
+                                                (size_t)1 << 20, 1.0, 1.0);
+        wb_bench_working_set("the histogram's bytes", (double)histogram_bytes);
+    }
     bool met = true;
 
     if (first < IMAGE_FIRST_HISTOGRAM_STAGE) {
@@ -304,31 +302,33 @@ int main(int argc, char **argv)
                                100.0 * share);
     }
     if (last >= IMAGE_FIRST_HISTOGRAM_STAGE) {
-        unsigned char *host = malloc(FULL_BYTES);
+        unsigned char *host = malloc(histogram_bytes);
         if (!host)
-            wb_fail("out of host memory for %zu bytes", FULL_BYTES);
+            wb_fail("out of host memory for %zu bytes", histogram_bytes);
         wb_rng rng = wb_rng_for("image bench, bytes");
-        for (size_t i = 0; i < FULL_BYTES; i += 8) {
+        for (size_t i = 0; i < histogram_bytes; i += 8) {
             uint64_t word = wb_rng_u64(&rng);
             memcpy(host + i, &word, 8);
         }
         double uniform[IMAGE_STAGES] = {0}, one_value[IMAGE_STAGES] = {0};
-        histogram_table("image-bench-histogram-uniform", "uniform", host, FULL_BYTES, first,
-                        last, reps, &dev, uniform);
-        memset(host, 0xA7, FULL_BYTES);
-        histogram_table("image-bench-histogram-one-value", "every byte 0xA7", host, FULL_BYTES,
-                        first, last, reps, &dev, one_value);
+        histogram_table("image-bench-histogram-uniform", "uniform", host, histogram_bytes,
+                        first, last, reps, &dev, uniform);
+        memset(host, 0xA7, histogram_bytes);
+        histogram_table("image-bench-histogram-one-value", "every byte 0xA7", host,
+                        histogram_bytes, first, last, reps, &dev, one_value);
         free(host);
         double best = fmax(uniform[5], fmax(uniform[6], uniform[7]));
         met &= wb_bench_target(best >= target_histogram * uniform[0],
-                               "best histogram stage >= %.0f%% of CUB on 2^28 uniform bytes|"
-                               "best %.1f%%", 100.0 * target_histogram,
+                               "best histogram stage >= %.0f%% of CUB on %.0f MiB of uniform "
+                               "bytes|best %.1f%%", 100.0 * target_histogram,
+                               histogram_bytes / 1048576.0,
                                100.0 * best / uniform[0]);
         if (all) {
             double slowest = fmin(one_value[6], one_value[7]);
             met &= wb_bench_target(slowest >= target_contention * one_value[5],
-                                   "stages 6 and 7 each >= %.0fx stage 5 on 2^28 bytes all one "
-                                   "value|stage 6 %.1fx, stage 7 %.1fx", target_contention,
+                                   "stages 6 and 7 each >= %.0fx stage 5 on %.0f MiB of bytes "
+                                   "all one value|stage 6 %.1fx, stage 7 %.1fx", target_contention,
+                                   histogram_bytes / 1048576.0,
                                    one_value[6] / one_value[5], one_value[7] / one_value[5]);
         } else {
             printf("target: stages 6 and 7 each >= %.0fx stage 5 on bytes all one value: not "

@@ -55,7 +55,11 @@ __global__ void conv_tile_cached_halo(const float *__restrict__ in, float *__res
 __global__ void conv_separable(const float *__restrict__ in, float *__restrict__ out, int width,
                                int height, int radius, int boundary);
 // The histogram stages: add the counts of their bytes to bins (zeroed
-// before the launch).
+// before the launch). Stage 7's shared bins are HISTOGRAM_COPIES copies of
+// the IMAGE_BINS bins, one per lane of a warp: bin b of lane l's copy is
+// word b * HISTOGRAM_COPIES + l, in shared-memory bank l (32 banks of 4
+// bytes), so that the 32 lanes of a warp never count into the same bank.
+#define HISTOGRAM_COPIES 32
 __global__ void histogram_global(const unsigned char *__restrict__ data, size_t n,
                                  unsigned int *bins);
 __global__ void histogram_private(const unsigned char *__restrict__ data, size_t n,
@@ -78,7 +82,7 @@ static const char *const stage_names[IMAGE_STAGES] = {
     "conv, separable, coarsened",
     "histogram, global atomics",
     "histogram, privatized in shared memory",
-    "histogram, runs aggregated, 16 bytes a load"};
+    "histogram, a copy per lane, 16 bytes a load"};
 
 const char *image_stage_name(int stage)
 {

@@ -15,8 +15,9 @@
  *   5  histogram, one global atomicAdd per byte
  *   6  histogram, privatized: a block counts into shared memory and adds
  *      its counts to the global bins once
- *   7  histogram, aggregated: 16 bytes a load, runs of equal bytes counted
- *      in registers, one shared atomic per run
+ *   7  histogram, a copy of the bins per lane in shared memory (no bank
+ *      conflicts, no two lanes on one counter), 16 bytes a load, a chunk of
+ *      16 equal bytes counted as one atomic of 16
  *
  * Each stage is a small change from the one before; the TODOs are numbered
  * in the order of the stages. The masks' homes (mask_global, mask_constant,
@@ -172,20 +173,26 @@ __global__ void histogram_private(const unsigned char *__restrict__ data, size_t
     (void)data, (void)n, (void)bins;
 }
 
-/* Stage 7: stage 6 with 16 bytes a load (uint4, from the first 16-byte
- * boundary on; the bytes before it and after the last whole 16 one by one)
- * and a thread's runs of equal bytes counted in registers: on data that is
- * all one value a thread makes one shared atomic in all, on uniform data
- * about one per byte, as stage 6. */
+/* Stage 7: stage 6 with a copy of the bins per lane (replication: no bank
+ * conflict and no two lanes of a warp on one word, even on bytes all one
+ * value), a chunk of 16 equal bytes counted as one atomic of 16
+ * (aggregation), and 16 bytes a load (uint4, from the first 16-byte
+ * boundary on; the bytes before it and after the last whole 16 one by
+ * one). The merge adds a bin's 32 copies. */
 __global__ void histogram_aggregated(const unsigned char *__restrict__ data, size_t n,
                                      unsigned int *bins)
 {
-    // TODO 11 (stage 7): stage 6, where each thread keeps a run (a value
-    // and its length) in registers: a byte equal to the value lengthens the
-    // run, any other adds the run to its shared bin and starts a new one;
-    // the last run is added after the loop. Read the data as uint4 from the
-    // first address that is a multiple of 16: the head bytes before it
-    // (thread i takes byte i) and the tail after the last whole chunk one by
-    // one.
+    // TODO 11 (stage 7): a shared array of IMAGE_BINS * HISTOGRAM_COPIES
+    // counters, a copy of the bins per lane (given.cuh): lane l = threadIdx.x
+    // % HISTOGRAM_COPIES counts byte v at counts[v * HISTOGRAM_COPIES + l].
+    // Clear all of it, wait. Read the data as uint4 from the first address
+    // that is a multiple of 16: the head bytes before it (thread i takes
+    // byte i) and the tail after the last whole chunk one by one. A chunk
+    // whose 16 bytes are all equal (all four words equal to its first byte
+    // times 0x01010101) is one shared atomicAdd of 16; any other chunk, one
+    // atomicAdd of 1 per byte, into the thread's own copy. Wait until every
+    // thread of the block has counted, then thread b adds the 32 copies of
+    // bin b (starting at copy b % 32, so that a warp's reads fall in 32
+    // different banks) and adds the sum, when it is not 0, to bins[b].
     (void)data, (void)n, (void)bins;
 }

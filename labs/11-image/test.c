@@ -71,10 +71,14 @@ static const char *const classic_mistakes[IMAGE_STAGES] = {
     "clear and one after the counting, before the merge (a bin merged while other warps still "
     "count loses their counts), shared atomics for the counting, every bin merged with a global "
     "atomicAdd",
-    "histogram_aggregated: stage 6's clear, barriers and merge; the last run added after the "
-    "loop, the head bytes before the first 16-byte boundary and the tail after the last whole "
-    "chunk each counted once (and only those), the chunks from data + head, all four words of a "
-    "uint4 counted, a run's value and length reset when a new byte starts one",
+    "histogram_aggregated: all IMAGE_BINS * HISTOGRAM_COPIES shared counters cleared (every "
+    "lane's copy, not IMAGE_BINS of them), stage 6's two barriers; each thread counts into its "
+    "lane's copy, byte v at counts[v * HISTOGRAM_COPIES + threadIdx.x % HISTOGRAM_COPIES] (with "
+    "threadIdx.x in place of the lane the index runs past the array); a chunk counted as one "
+    "atomic of 16 only when all four of its words are its first byte repeated, any other byte "
+    "by byte, all four words of the uint4; the head bytes before the first 16-byte boundary and "
+    "the tail after the last whole chunk each counted once (and only those), the chunks from "
+    "data + head; the merge adding all HISTOGRAM_COPIES copies of a bin",
 };
 
 /* ---------------------------------------------------------- convolution */
@@ -505,40 +509,56 @@ static void check_histogram(int stage, const unsigned char *data, size_t n, size
     wb_guarded_free(d_bins);
     wb_guarded_free(d_data);
     image_cpu_histogram(data, n, expected);
+    /* Shared counters not cleared start at 0xFFFFFFFF (-1): every block's
+     * merge then adds -1 per counter not cleared, the same to every bin
+     * that has such counters: all of them, or those past the part that was
+     * cleared (stage 6's clear of IMAGE_BINS counters in stage 7 clears
+     * bins 0-7). So: are the wrong bins the last ones, from some bin to bin
+     * 255, at least 8 of them, all off by the same count? (A few bytes lost
+     * or counted twice can leave a few bins off by one each.) Counted
+     * modulo 2^32, as the GPU adds: a bin of 0 short by 32 reads 2^32 - 32,
+     * which is 32 short. */
     long long got_total = 0, first = -1, delta = 0;
+    int wrong = 0;
     bool same_delta = true;
     for (int b = 0; b < IMAGE_BINS; b++) {
         got_total += got[b];
-        long long d = (long long)got[b] - expected[b];
-        if (d != 0 && first < 0)
+        long long d = (int32_t)(got[b] - expected[b]);
+        if (d == 0)
+            continue;
+        if (wrong++ == 0) {
             first = b;
-        same_delta &= b == 0 || (long long)got[b] - got[0] == (long long)expected[b] - expected[0];
-        if (b == 0)
             delta = d;
+        }
+        same_delta &= d == delta;
     }
     if (first < 0)
         return;
+    same_delta &= wrong >= 8 && first + wrong == IMAGE_BINS;
     const char *pattern =
         got_total == 0 ? "every bin is 0: nothing was counted"
         : same_delta && delta < 0
-            ? "every bin is short by the same count: each block's shared bins started at "
-              "0xFFFFFFFF (the shared histogram was not cleared before counting), and every "
-              "block's merge added -1 to each bin"
+            ? "the wrong bins are all short by the same count: each block's shared counters "
+              "started at 0xFFFFFFFF (the shared histogram was not cleared before counting, or "
+              "only part of it: stage 7 has IMAGE_BINS * HISTOGRAM_COPIES counters), and every "
+              "block's merge added -1 for each counter of a bin not cleared"
         : same_delta
-            ? "every bin is too high by the same count: the shared bins were not cleared and "
-              "held an earlier run's counts"
+            ? "the wrong bins are all too high by the same count: the shared bins were not "
+              "cleared and held an earlier run's counts"
         : got_total < (long long)n
             ? "fewer counts than bytes: counts were lost (a plain ++ instead of atomicAdd; a "
               "bin merged before every thread of the block had counted, a missing "
-              "__syncthreads() before the merge; the last run not added; bytes skipped: the "
-              "head, the tail, a word of the uint4, or an index that overflows)"
+              "__syncthreads() before the merge; a merge that adds only some of a bin's "
+              "copies; bytes skipped: the head, the tail, a word of the uint4, or an index "
+              "that overflows)"
         : got_total > (long long)n
             ? "more counts than bytes: bytes counted twice (the head or the tail counted by "
               "more threads than its bytes, or also as part of a chunk), or shared bins not "
               "cleared (they held an earlier kernel's leftovers)"
             : "as many counts as bytes, in the wrong bins: a byte counted under another value "
-              "(a run's value not updated when a new one starts, a byte taken from the wrong "
-              "position of its word)";
+              "(a chunk counted as 16 of its first byte when not all its bytes are equal: all "
+              "four words must be checked; a byte taken from the wrong position of its word; "
+              "a copy's counter read by the merge under another bin than it was counted in)";
     cr_assert_fail("%s: bin %lld = %u, expected %u; %lld counts in all, expected %zu. %s. "
                    "Classic mistakes at this stage: %s " WB_SEED_HINT,
                    what, first, got[first], expected[first], got_total, n, pattern,

@@ -273,33 +273,45 @@ __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz
 }
 
 /* Stage 5, warp strips in registers: stage 4 without shared memory and
- * without a barrier. A warp owns a strip 32 cells wide (lane = x) and
- * STENCIL_STRIP_ROWS tall, one register per row, and marches up
- * STENCIL_PLANES planes as stage 4 does. West and east are the lanes beside
- * it (a shuffle); only the strip's two ends load a halo cell. South and
- * north are the thread's own registers, with one row beyond each end of
- * the strip loaded too. Stage 4's plane waits at a barrier for the slowest
- * warp's halo load; here no warp waits for another, and every load is
- * issued a plane before it is needed, R + 2 of them per thread in flight
- * (handouts/10-stencil.md, "Stage 5"). The launch bound caps the registers
- * at 64 a thread, so that 8 blocks (32 warps) fit on an SM: more loads in
- * flight than 78 registers and 6 blocks allow, with nothing spilled. */
-__global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 8)
+ * without a barrier. A warp owns a strip of STENCIL_STRIP_ROWS rows and 64
+ * columns: each lane two columns, 32 apart (x0 + lane and x0 + 32 + lane),
+ * so that each load of the warp is 32 neighbouring cells of a row (one
+ * coalesced access) and a lane has two of them in flight per row. It
+ * marches up STENCIL_PLANES planes as stage 4 does, one register per cell
+ * of its rows. West and east are the lanes beside it (a shuffle); where
+ * the two halves meet, lane 31 of the first half and lane 0 of the second
+ * see each other by a broadcast shuffle; only the strip's two ends load a
+ * halo cell. South and north are the thread's own registers, with one row
+ * beyond each end of the strip loaded too. Stage 4's plane waits at a
+ * barrier for the slowest warp's halo load; here no warp waits for
+ * another, and every load is issued a plane before it is needed
+ * (handouts/10-stencil.md, "Stage 5"). One column a lane with four rows
+ * reached 71% of the copy bandwidth on an H200, two columns with two rows
+ * 83%: the same cells in flight, half the halo loads and shuffles per
+ * cell. The launch bound leaves 85 registers a thread, so that 6 blocks
+ * fit on an SM with nothing spilled. */
+__global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
     heat3d_strips(const float *in, float *out, int nx, int ny, int nz, int boundary)
 {
     const int R = STENCIL_STRIP_ROWS;
-    int lane = threadIdx.x, x = blockIdx.x * 32 + lane;
+    int lane = threadIdx.x, x0 = blockIdx.x * 32 * STENCIL_STRIP_COLUMNS;
     int y_first = (blockIdx.y * STENCIL_STRIP_WARPS + threadIdx.y) * R;
     int z_first = blockIdx.z * STENCIL_PLANES, z_end = min(z_first + STENCIL_PLANES, nz);
     if (y_first >= ny)
         return;   // the whole warp: its strip starts past the grid
     int plane = nx * ny;
-    bool inside = x < nx;
-    int column = inside ? x : nx - 1;   // lanes past the grid load a cell inside it, store none
-    // The strip's ends load the halo: lane 0 the west one, the last lane
-    // (or the last inside the grid) the east one.
-    bool west_end = lane == 0, east_end = lane == 31 || x == nx - 1;
-    int west_x = before(column, nx, boundary), east_x = after(column, nx, boundary);
+    // The lane's columns; lanes past the grid load a cell inside it and
+    // store none.
+    int x[STENCIL_STRIP_COLUMNS], column[STENCIL_STRIP_COLUMNS];
+    for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
+        x[h] = x0 + 32 * h + lane;
+        column[h] = min(x[h], nx - 1);
+    }
+    // The strip's ends load the halo: lane 0 the cell west of x0, the lane
+    // of the strip's last column inside the grid the cell east of it.
+    int last_x = min(x0 + 32 * STENCIL_STRIP_COLUMNS, nx) - 1;
+    bool west_end = lane == 0, east_end = lane == (last_x - x0) % 32;
+    int west_x = before(x0, nx, boundary), east_x = after(last_x, nx, boundary);
     // Row j of the registers is y_first - 1 + j: the row south of the strip,
     // its R rows, the row north of it. Past the grid's edge the neighbour
     // row is what before() and after() say; rows further out are never used.
@@ -309,15 +321,18 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 8)
         row[j] = (y < 0 ? before(0, ny, boundary) : y >= ny ? after(ny - 1, ny, boundary) : y) * nx;
     }
     // down: plane z - 1 (the strip's rows); center and up: planes z and
-    // z + 1 (with the rows beyond the ends); west and east: plane z.
-    float down[R], center[R + 2], up[R + 2], west[R], east[R];
+    // z + 1 (with the rows beyond the ends); west and east: the halo, plane z.
+    float down[R][STENCIL_STRIP_COLUMNS], center[R + 2][STENCIL_STRIP_COLUMNS], up[R + 2][STENCIL_STRIP_COLUMNS];
+    float west[R], east[R];
     int z_below = before(z_first, nz, boundary), z_above = after(z_first, nz, boundary);
-    for (int j = 0; j < R + 2; j++) {
-        center[j] = in[z_first * plane + row[j] + column];
-        up[j] = in[z_above * plane + row[j] + column];
-    }
+    for (int j = 0; j < R + 2; j++)
+        for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
+            center[j][h] = in[z_first * plane + row[j] + column[h]];
+            up[j][h] = in[z_above * plane + row[j] + column[h]];
+        }
     for (int r = 0; r < R; r++) {
-        down[r] = in[z_below * plane + row[r + 1] + column];
+        for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++)
+            down[r][h] = in[z_below * plane + row[r + 1] + column[h]];
         west[r] = west_end ? in[z_first * plane + row[r + 1] + west_x] : 0.0f;
         east[r] = east_end ? in[z_first * plane + row[r + 1] + east_x] : 0.0f;
     }
@@ -327,37 +342,53 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 8)
         // (Past the top of the grid the plane two on is never used: any
         // plane inside it will do.)
         int z_up = after(z, nz, boundary), z_next = after(min(z + 1, nz - 1), nz, boundary);
-        float next[R + 2], next_west[R], next_east[R];
+        float next[R + 2][STENCIL_STRIP_COLUMNS], next_west[R], next_east[R];
         for (int j = 0; j < R + 2; j++)
-            next[j] = in[z_next * plane + row[j] + column];
+            for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++)
+                next[j][h] = in[z_next * plane + row[j] + column[h]];
         for (int r = 0; r < R; r++) {
             next_west[r] = west_end ? in[z_up * plane + row[r + 1] + west_x] : 0.0f;
             next_east[r] = east_end ? in[z_up * plane + row[r + 1] + east_x] : 0.0f;
         }
         for (int r = 0; r < R; r++) {
-            float c = center[r + 1];
             // Every lane shuffles (the full mask), inside the grid or not.
-            float w = __shfl_up_sync(0xffffffffu, c, 1), e = __shfl_down_sync(0xffffffffu, c, 1);
-            if (west_end)
-                w = west[r];
-            if (east_end)
-                e = east[r];
+            float c[STENCIL_STRIP_COLUMNS], w[STENCIL_STRIP_COLUMNS], e[STENCIL_STRIP_COLUMNS], half_last[STENCIL_STRIP_COLUMNS],
+                half_first[STENCIL_STRIP_COLUMNS];
+            for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
+                c[h] = center[r + 1][h];
+                w[h] = __shfl_up_sync(0xffffffffu, c[h], 1);
+                e[h] = __shfl_down_sync(0xffffffffu, c[h], 1);
+                half_last[h] = __shfl_sync(0xffffffffu, c[h], 31);
+                half_first[h] = __shfl_sync(0xffffffffu, c[h], 0);
+            }
             int y = y_first + r;
-            if (inside && y < ny)
-                out[z * plane + y * nx + x] =
-                    is_fixed_3d(boundary, x, y, z, nx, ny, nz)
-                        ? c
-                        : heat_3d(c, w, e, center[r], center[r + 2], down[r], up[r + 1]);
+            for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
+                // Where two halves meet, the neighbour is in the other half.
+                if (lane == 0)
+                    w[h] = h == 0 ? west[r] : half_last[h - 1];
+                if (lane == 31 && h + 1 < STENCIL_STRIP_COLUMNS)
+                    e[h] = half_first[h + 1];
+                if (x[h] == last_x)
+                    e[h] = east[r];
+                if (x[h] < nx && y < ny)
+                    out[z * plane + y * nx + x[h]] =
+                        is_fixed_3d(boundary, x[h], y, z, nx, ny, nz)
+                            ? c[h]
+                            : heat_3d(c[h], w[h], e[h], center[r][h], center[r + 2][h],
+                                      down[r][h], up[r + 1][h]);
+            }
         }
         // One plane up: the registers move along with it.
         for (int r = 0; r < R; r++) {
-            down[r] = center[r + 1];
+            for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++)
+                down[r][h] = center[r + 1][h];
             west[r] = next_west[r];
             east[r] = next_east[r];
         }
-        for (int j = 0; j < R + 2; j++) {
-            center[j] = up[j];
-            up[j] = next[j];
-        }
+        for (int j = 0; j < R + 2; j++)
+            for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
+                center[j][h] = up[j][h];
+                up[j][h] = next[j][h];
+            }
     }
 }

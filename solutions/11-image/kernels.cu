@@ -14,8 +14,9 @@
  *   5  histogram, one global atomicAdd per byte
  *   6  histogram, privatized: a block counts into shared memory and adds
  *      its counts to the global bins once
- *   7  histogram, aggregated: 16 bytes a load, runs of equal bytes counted
- *      in registers, one shared atomic per run
+ *   7  histogram, a copy of the bins per lane in shared memory (no bank
+ *      conflicts, no two lanes on one counter), 16 bytes a load, a chunk of
+ *      16 equal bytes counted as one atomic of 16
  *
  * The masks' homes (mask_global, mask_constant, row_constant,
  * column_constant), the boundary conditions (pixel_or_boundary), each
@@ -227,76 +228,83 @@ __global__ void histogram_private(const unsigned char *__restrict__ data, size_t
             atomicAdd(&bins[b], counts[b]);
 }
 
-/* Stage 7's run of equal bytes, value repeated run times: a byte equal to
- * value extends it, any other ends it (one atomic of its length) and
- * starts the next. */
-__device__ __forceinline__ void count_byte(unsigned int *counts, unsigned int byte,
-                                           unsigned int &value, unsigned int &run)
+/* Stage 7 counts into its lane's own copy of the bins (lane_bins points at
+ * word `lane` of the shared array; bin b of the copy is HISTOGRAM_COPIES
+ * words further per bin): only lane l of each warp of the block counts
+ * there, so the 32 atomics of a warp go to 32 different banks whatever
+ * their bytes, and two of them never wait on the same word. */
+__device__ __forceinline__ void count_byte(unsigned int *lane_bins, unsigned int byte)
 {
-    if (byte == value) {
-        run++;
-    } else {
-        if (run > 0)
-            atomicAdd(&counts[value], run);
-        value = byte;
-        run = 1;
-    }
+    atomicAdd(&lane_bins[byte * HISTOGRAM_COPIES], 1u);
 }
 
-__device__ __forceinline__ void count_word(unsigned int *counts, unsigned int word,
-                                           unsigned int &value, unsigned int &run)
+__device__ __forceinline__ void count_word(unsigned int *lane_bins, unsigned int word)
 {
 #pragma unroll
     for (int k = 0; k < 4; k++)
-        count_byte(counts, (word >> (8 * k)) & 0xFFu, value, run);
+        count_byte(lane_bins, (word >> (8 * k)) & 0xFFu);
 }
 
-__device__ __forceinline__ void count_chunk(unsigned int *counts, uint4 chunk,
-                                            unsigned int &value, unsigned int &run)
+/* A chunk whose 16 bytes are all equal (all four words are its first byte
+ * repeated) is one atomic of 16: on bytes all one value a thread makes one
+ * atomic per 16 bytes. Any other chunk, one atomic per byte. */
+__device__ __forceinline__ void count_chunk(unsigned int *lane_bins, uint4 chunk)
 {
-    count_word(counts, chunk.x, value, run);
-    count_word(counts, chunk.y, value, run);
-    count_word(counts, chunk.z, value, run);
-    count_word(counts, chunk.w, value, run);
+    unsigned int first = chunk.x & 0xFFu;
+    if (chunk.x == first * 0x01010101u && chunk.y == chunk.x && chunk.z == chunk.x &&
+        chunk.w == chunk.x) {
+        atomicAdd(&lane_bins[first * HISTOGRAM_COPIES], 16u);
+    } else {
+        count_word(lane_bins, chunk.x);
+        count_word(lane_bins, chunk.y);
+        count_word(lane_bins, chunk.z);
+        count_word(lane_bins, chunk.w);
+    }
 }
 
-/* Stage 7: stage 6 with 16 bytes a load (uint4, from the first 16-byte
- * boundary on; the bytes before it and after the last whole 16 one by one)
- * and a thread's runs of equal bytes counted in registers: on data that is
- * all one value a thread makes one shared atomic in all, on uniform data
- * about one per byte, as stage 6. */
+/* Stage 7: stage 6 with a copy of the bins per lane (replication: no bank
+ * conflict and no two lanes of a warp on one word, even on bytes all one
+ * value), a chunk of 16 equal bytes counted as one atomic of 16
+ * (aggregation), and 16 bytes a load (uint4, from the first 16-byte
+ * boundary on; the bytes before it and after the last whole 16 one by
+ * one). The merge adds a bin's 32 copies. */
 __global__ void histogram_aggregated(const unsigned char *__restrict__ data, size_t n,
                                      unsigned int *bins)
 {
-    __shared__ unsigned int counts[IMAGE_BINS];
-    for (int b = threadIdx.x; b < IMAGE_BINS; b += blockDim.x)
-        counts[b] = 0;
-    __syncthreads();   // every bin cleared before any is counted
+    __shared__ unsigned int counts[IMAGE_BINS * HISTOGRAM_COPIES];
+    for (int i = threadIdx.x; i < IMAGE_BINS * HISTOGRAM_COPIES; i += blockDim.x)
+        counts[i] = 0;
+    __syncthreads();   // every copy cleared before any byte is counted
+    unsigned int *lane_bins = counts + threadIdx.x % HISTOGRAM_COPIES;
     size_t thread = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     size_t threads = (size_t)gridDim.x * blockDim.x;
     size_t head = (16 - ((uintptr_t)data & 15)) & 15;
     head = head < n ? head : n;
     size_t chunks = (n - head) / 16, tail = head + 16 * chunks;
     const uint4 *chunk = (const uint4 *)(data + head);
-    unsigned int value = 0, run = 0;
     if (thread < head)
-        count_byte(counts, data[thread], value, run);
+        count_byte(lane_bins, data[thread]);
     // Two chunks an iteration, both loaded before either is counted: two
     // loads of 16 bytes in flight per thread, enough to keep DRAM busy.
     size_t c = thread;
     for (; c + threads < chunks; c += 2 * threads) {
         uint4 first = chunk[c], second = chunk[c + threads];
-        count_chunk(counts, first, value, run);
-        count_chunk(counts, second, value, run);
+        count_chunk(lane_bins, first);
+        count_chunk(lane_bins, second);
     }
     if (c < chunks)
-        count_chunk(counts, chunk[c], value, run);
+        count_chunk(lane_bins, chunk[c]);
     if (tail + thread < n)
-        count_byte(counts, data[tail + thread], value, run);
-    if (run > 0)
-        atomicAdd(&counts[value], run);
-    __syncthreads();   // every run of the block counted before any bin is merged
-    for (int b = threadIdx.x; b < IMAGE_BINS; b += blockDim.x)
-        if (counts[b] > 0)
-            atomicAdd(&bins[b], counts[b]);
+        count_byte(lane_bins, data[tail + thread]);
+    __syncthreads();   // every byte of the block counted before any copy is merged
+    // Thread b adds the copies of bin b, starting at copy b % 32: at each
+    // step the 32 threads of a warp read 32 different copies, in 32
+    // different banks (the same copy of 32 bins would be one bank).
+    for (int b = threadIdx.x; b < IMAGE_BINS; b += blockDim.x) {
+        unsigned int sum = 0;
+        for (int k = 0; k < HISTOGRAM_COPIES; k++)
+            sum += counts[b * HISTOGRAM_COPIES + (b + k) % HISTOGRAM_COPIES];
+        if (sum > 0)
+            atomicAdd(&bins[b], sum);
+    }
 }
