@@ -153,8 +153,9 @@ __global__ void heat3d_strips(const float *in, float *out, int nx, int ny, int n
     // before()/after()). West and east by __shfl_up_sync /
     // __shfl_down_sync with every lane taking part; where the halves meet,
     // __shfl_sync from lane 31 or lane 0 of the other half; lane 0 loads the
-    // west halo (west of x0), the lane of the strip's last column inside
-    // the grid the east one. In each plane first issue the loads of the
+    // west halo (west of x0), lane 31 the east one. A lane past the grid
+    // holds the column after(nx - 1) and stores nothing, so that the last
+    // column's east comes by the shuffle (as in stage 2). In each plane first issue the loads of the
     // next: up two planes on (after(min(z + 1, nz - 1), ...)) and the halo
     // one plane on.
     (void)in, (void)out, (void)nx, (void)ny, (void)nz, (void)boundary;

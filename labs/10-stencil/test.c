@@ -90,8 +90,8 @@ static const char *const classic_mistakes[STENCIL_STAGES] = {
     "STENCIL_STRIP_COLUMNS), the strip's rows from (blockIdx.y * "
     "STENCIL_STRIP_WARPS + threadIdx.y) * STENCIL_STRIP_ROWS, west from __shfl_up_sync and "
     "east from __shfl_down_sync (not the other way round) with every lane taking part, lane "
-    "31 and lane 0 of the two halves meeting, the halo at lane 0 (west) and at the strip's "
-    "last column inside the grid (east), the rows beyond the strip's ends "
+    "31 and lane 0 of the two halves meeting, the halo at lane 0 (west) and lane 31 (east), "
+    "the lanes past the grid holding after(nx - 1), the rows beyond the strip's ends "
     "at before()/after() (not y - 1, y + R: the wrap), the halo loaded from the plane it is "
     "used in, the registers moved up after each plane (down = center, center = up, up = next, "
     "the halo too), rows y >= ny stored nowhere",

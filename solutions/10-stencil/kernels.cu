@@ -288,9 +288,9 @@ __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz
  * (handouts/10-stencil.md, "Stage 5"). One column a lane with four rows
  * reached 71% of the copy bandwidth on an H200, two columns with two rows
  * 83%: the same cells in flight, half the halo loads and shuffles per
- * cell. The launch bound leaves 85 registers a thread, so that 6 blocks
- * fit on an SM with nothing spilled. */
-__global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
+ * cell. The launch bound caps the registers at 64 a thread, so that 8
+ * blocks (32 warps) fit on an SM, with nothing spilled. */
+__global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 8)
     heat3d_strips(const float *in, float *out, int nx, int ny, int nz, int boundary)
 {
     const int R = STENCIL_STRIP_ROWS;
@@ -300,18 +300,20 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
     if (y_first >= ny)
         return;   // the whole warp: its strip starts past the grid
     int plane = nx * ny;
-    // The lane's columns; lanes past the grid load a cell inside it and
-    // store none.
+    // The lane's columns. A lane past the grid holds the column after the
+    // last (after(nx - 1), as stage 2 does) and stores nothing: the last
+    // column's east then comes by the shuffle like any other.
     int x[STENCIL_STRIP_COLUMNS], column[STENCIL_STRIP_COLUMNS];
     for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
         x[h] = x0 + 32 * h + lane;
-        column[h] = min(x[h], nx - 1);
+        column[h] = x[h] < nx ? x[h] : after(nx - 1, nx, boundary);
     }
-    // The strip's ends load the halo: lane 0 the cell west of x0, the lane
-    // of the strip's last column inside the grid the cell east of it.
-    int last_x = min(x0 + 32 * STENCIL_STRIP_COLUMNS, nx) - 1;
-    bool west_end = lane == 0, east_end = lane == (last_x - x0) % 32;
-    int west_x = before(x0, nx, boundary), east_x = after(last_x, nx, boundary);
+    // The strip's ends load the halo: lane 0 the cell west of x0, lane 31
+    // the cell east of the strip's last column (any column inside the grid
+    // where the strip runs past it: nobody uses it then).
+    bool west_end = lane == 0, east_end = lane == 31, halo_lane = west_end || east_end;
+    int halo_x = west_end ? before(x0, nx, boundary)
+                          : after(min(x0 + 32 * STENCIL_STRIP_COLUMNS - 1, nx - 1), nx, boundary);
     // Row j of the registers is y_first - 1 + j: the row south of the strip,
     // its R rows, the row north of it. Past the grid's edge the neighbour
     // row is what before() and after() say; rows further out are never used.
@@ -321,9 +323,10 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
         row[j] = (y < 0 ? before(0, ny, boundary) : y >= ny ? after(ny - 1, ny, boundary) : y) * nx;
     }
     // down: plane z - 1 (the strip's rows); center and up: planes z and
-    // z + 1 (with the rows beyond the ends); west and east: the halo, plane z.
+    // z + 1 (with the rows beyond the ends); halo: lane 0's west or lane
+    // 31's east cell of each row, plane z.
     float down[R][STENCIL_STRIP_COLUMNS], center[R + 2][STENCIL_STRIP_COLUMNS], up[R + 2][STENCIL_STRIP_COLUMNS];
-    float west[R], east[R];
+    float halo[R];
     int z_below = before(z_first, nz, boundary), z_above = after(z_first, nz, boundary);
     for (int j = 0; j < R + 2; j++)
         for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
@@ -333,8 +336,7 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
     for (int r = 0; r < R; r++) {
         for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++)
             down[r][h] = in[z_below * plane + row[r + 1] + column[h]];
-        west[r] = west_end ? in[z_first * plane + row[r + 1] + west_x] : 0.0f;
-        east[r] = east_end ? in[z_first * plane + row[r + 1] + east_x] : 0.0f;
+        halo[r] = halo_lane ? in[z_first * plane + row[r + 1] + halo_x] : 0.0f;
     }
     for (int z = z_first; z < z_end; z++) {
         // First the loads of the next plane: the up two planes on and the
@@ -342,14 +344,12 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
         // (Past the top of the grid the plane two on is never used: any
         // plane inside it will do.)
         int z_up = after(z, nz, boundary), z_next = after(min(z + 1, nz - 1), nz, boundary);
-        float next[R + 2][STENCIL_STRIP_COLUMNS], next_west[R], next_east[R];
+        float next[R + 2][STENCIL_STRIP_COLUMNS], next_halo[R];
         for (int j = 0; j < R + 2; j++)
             for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++)
                 next[j][h] = in[z_next * plane + row[j] + column[h]];
-        for (int r = 0; r < R; r++) {
-            next_west[r] = west_end ? in[z_up * plane + row[r + 1] + west_x] : 0.0f;
-            next_east[r] = east_end ? in[z_up * plane + row[r + 1] + east_x] : 0.0f;
-        }
+        for (int r = 0; r < R; r++)
+            next_halo[r] = halo_lane ? in[z_up * plane + row[r + 1] + halo_x] : 0.0f;
         for (int r = 0; r < R; r++) {
             // Every lane shuffles (the full mask), inside the grid or not.
             float c[STENCIL_STRIP_COLUMNS], w[STENCIL_STRIP_COLUMNS], e[STENCIL_STRIP_COLUMNS], half_last[STENCIL_STRIP_COLUMNS],
@@ -363,13 +363,12 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
             }
             int y = y_first + r;
             for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
-                // Where two halves meet, the neighbour is in the other half.
-                if (lane == 0)
-                    w[h] = h == 0 ? west[r] : half_last[h - 1];
-                if (lane == 31 && h + 1 < STENCIL_STRIP_COLUMNS)
-                    e[h] = half_first[h + 1];
-                if (x[h] == last_x)
-                    e[h] = east[r];
+                // Where two halves meet, the neighbour is in the other half;
+                // at the strip's ends it is the halo.
+                if (west_end)
+                    w[h] = h == 0 ? halo[r] : half_last[h - 1];
+                if (east_end)
+                    e[h] = h + 1 < STENCIL_STRIP_COLUMNS ? half_first[h + 1] : halo[r];
                 if (x[h] < nx && y < ny)
                     out[z * plane + y * nx + x[h]] =
                         is_fixed_3d(boundary, x[h], y, z, nx, ny, nz)
@@ -382,8 +381,7 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
         for (int r = 0; r < R; r++) {
             for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++)
                 down[r][h] = center[r + 1][h];
-            west[r] = next_west[r];
-            east[r] = next_east[r];
+            halo[r] = next_halo[r];
         }
         for (int j = 0; j < R + 2; j++)
             for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
