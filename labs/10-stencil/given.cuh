@@ -72,7 +72,7 @@ static const float *run_steps(int stage, int boundary, float *a, float *b, int n
 /* ------------------------------------------------------------ host side */
 
 static const char *const stage_names[STENCIL_STAGES] = {
-    "2D, naive", "2D, shared tile with halo", "2D, marching rows in registers", "3D, naive",
+    "2D, naive", "2D, shared tile with halo", "2D, warps marching rows in registers", "3D, naive",
     "3D, marching planes (2.5D)", "3D, warp strips in registers"};
 
 const char *stencil_stage_name(int stage)
@@ -111,14 +111,15 @@ void stencil_set_naive_block(int threads)
 /* The grid of blocks each stage's step launches: one thread per cell of a
  * 2D grid or of a plane (stages 0 and 3: blocks of the naive block's shape,
  * stage 3 a layer of them per plane; stage 1: one block per tile), one per
- * column of STENCIL_ROWS rows (stage 2) or of STENCIL_PLANES planes
- * (stage 4; stage 5 the same, its blocks STENCIL_STRIP_WARPS strips of
- * STENCIL_STRIP_ROWS rows and 32 x STENCIL_STRIP_COLUMNS columns each). */
+ * column of 32 cells and STENCIL_MARCH_WARPS marches of STENCIL_MARCH_ROWS
+ * rows (stage 2), one per column of STENCIL_PLANES planes (stage 4; stage 5
+ * the same, its blocks STENCIL_STRIP_WARPS strips of STENCIL_STRIP_ROWS
+ * rows and 32 x STENCIL_STRIP_COLUMNS columns each). */
 static dim3 step_grid(int stage, int nx, int ny, int nz)
 {
     switch (stage) {
     case 2:
-        return dim3(blocks_for(nx, STENCIL_ROW_THREADS), blocks_for(ny, STENCIL_ROWS));
+        return dim3(blocks_for(nx, 32), blocks_for(ny, STENCIL_MARCH_WARPS * STENCIL_MARCH_ROWS));
     case 0:
         return dim3(blocks_for(nx, 32), blocks_for(ny, naive_block_threads / 32));
     case 3:
@@ -141,11 +142,12 @@ static dim3 step_grid(int stage, int nx, int ny, int nz)
                                          int nx, int ny, int nz)
 {
     dim3 grid = step_grid(stage, nx, ny, nz), tile(STENCIL_TILE_X, STENCIL_TILE_Y),
-         naive(32, naive_block_threads / 32), strips(32, STENCIL_STRIP_WARPS);
+         naive(32, naive_block_threads / 32), marches(32, STENCIL_MARCH_WARPS),
+         strips(32, STENCIL_STRIP_WARPS);
     switch (stage) {
     case 0: heat2d_naive<<<grid, naive>>>(in, out, nx, ny, boundary); break;
     case 1: heat2d_tile<<<grid, tile>>>(in, out, nx, ny, boundary); break;
-    case 2: heat2d_march<<<grid, STENCIL_ROW_THREADS>>>(in, out, nx, ny, boundary); break;
+    case 2: heat2d_march<<<grid, marches>>>(in, out, nx, ny, boundary); break;
     case 3: heat3d_naive<<<grid, naive>>>(in, out, nx, ny, nz, boundary); break;
     case 4: heat3d_march<<<grid, tile>>>(in, out, nx, ny, nz, boundary); break;
     case 5: heat3d_strips<<<grid, strips>>>(in, out, nx, ny, nz, boundary); break;

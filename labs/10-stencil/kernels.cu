@@ -6,8 +6,8 @@
  *      time loop swaps two buffers (ping-pong)
  *   1  2D, shared tile with halo: a block loads its tile and a one-cell
  *      rim around it once, then every thread reads shared memory
- *   2  2D, marching rows: a block is one row of threads that walks down
- *      the grid, the cells above and below kept in registers
+ *   2  2D, warps marching rows: a warp walks down the grid, the cells
+ *      above and below in registers, west and east by shuffle
  *   3  3D, naive: stage 0 with a third axis, seven cells per thread
  *   4  3D, marching planes (2.5D): stage 1's tile for the plane, stage 2's
  *      registers for the axis it walks along (z)
@@ -71,23 +71,30 @@ __global__ void heat2d_tile(const float *in, float *out, int nx, int ny, int bou
     (void)in, (void)out, (void)nx, (void)ny, (void)boundary;
 }
 
-/* Stage 2: a block is one row of 256 threads that walks down STENCIL_ROWS
- * rows of the grid. A thread keeps its column's cells south, center and
- * north in registers: each step loads one new cell where stage 1 loaded a
- * tile and a halo. West and east belong to other threads, so the current
- * row goes through shared memory, with a halo cell at each end. The new
- * cell is loaded two rows before it is needed, so that two loads per
- * thread are in flight while the block works. */
+/* Stage 2, a warp marches down the rows: no shared memory, no barrier. A
+ * block is STENCIL_MARCH_WARPS warps; each owns 32 columns (lane = x) and
+ * walks STENCIL_MARCH_ROWS rows. A lane keeps its column's cells in
+ * registers: south, center, and the next STENCIL_ROWS_AHEAD rows north.
+ * West and east are the lanes beside it (a shuffle); only the warp's ends
+ * load a halo cell, lane 0 the west one and lane 31 the east one. Each
+ * row is loaded STENCIL_ROWS_AHEAD + 1 rows before it is computed, so that
+ * several loads per thread are in flight and no warp waits for another.
+ * Stage 5 uses the same ideas in 3D. */
 __global__ void heat2d_march(const float *in, float *out, int nx, int ny, int boundary)
 {
-    // TODO 4 (stage 2): a row of STENCIL_ROW_THREADS threads, one column
-    // each, walks down rows blockIdx.y * STENCIL_ROWS ... (at most
-    // STENCIL_ROWS, not past ny). Keep south, center, north and ahead (the
-    // next row's north) in registers: before the loop load all four for
-    // the first row; in each row load the north of the row two on (if the
-    // march gets there), put center into a shared row (with a halo cell at
-    // each end, as in stage 1), wait, compute, wait again, then move the
-    // registers one row down. Every thread of the block runs the loop.
+    // TODO 4 (stage 2): x = blockIdx.x * 32 + lane; the warp's march starts
+    // at row (blockIdx.y * STENCIL_MARCH_WARPS + threadIdx.y) *
+    // STENCIL_MARCH_ROWS (a warp that starts past ny returns). Every lane
+    // marches, also the lanes past nx: they load the cell after() the last
+    // column (the last column's east, by the same shuffle) and store
+    // nothing. Before the loop load south (before()), center and the next
+    // STENCIL_ROWS_AHEAD rows north; lanes 0 and 31 also the halo cell
+    // west or east of their column in those rows. In each row first load
+    // the row STENCIL_ROWS_AHEAD + 1 on (rows past ny: after(ny - 1, ...)),
+    // then west and east by __shfl_up_sync / __shfl_down_sync with every
+    // lane taking part (the ends take their halo), store the rows y < ny,
+    // and move every register one row down. Unroll the row loop
+    // (#pragma unroll) and index the register arrays only by constants.
     (void)in, (void)out, (void)nx, (void)ny, (void)boundary;
 }
 
@@ -108,8 +115,8 @@ __global__ void heat3d_naive(const float *in, float *out, int nx, int ny, int nz
  * in z); the plane's tile and halo are in shared memory (stage 1 in x and
  * y). Per plane a thread loads one new cell of its column and, on the
  * tile's edge, a halo cell: about 1.3 loads per cell instead of stage 3's
- * seven. As in stage 2, each new cell is loaded two planes before it is
- * needed. */
+ * seven. Like stage 2's rows, each new cell is loaded early, two planes
+ * before it is needed. */
 __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz, int boundary)
 {
     // TODO 6 (stage 4): the block's 32 x 8 tile walks up planes
@@ -118,9 +125,9 @@ __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz
     // each) and stage 1 in x and y (the plane's tile and halo in shared
     // memory), with a wait after the tile is loaded and another before the
     // next plane overwrites it. Load each new cell of the column two planes
-    // early, as in stage 2: before the loop down, center, up and ahead (the
-    // next plane's up); in each plane the up of the plane two on (if the
-    // march gets there), which becomes ahead after the move.
+    // early (stage 2 loads rows early too): before the loop down, center,
+    // up and ahead (the next plane's up); in each plane the up of the plane
+    // two on (if the march gets there), which becomes ahead after the move.
     (void)in, (void)out, (void)nx, (void)ny, (void)nz, (void)boundary;
 }
 
@@ -146,8 +153,9 @@ __global__ void heat3d_strips(const float *in, float *out, int nx, int ny, int n
     // before()/after()). West and east by __shfl_up_sync /
     // __shfl_down_sync with every lane taking part; where the halves meet,
     // __shfl_sync from lane 31 or lane 0 of the other half; lane 0 loads the
-    // west halo (west of x0), the lane of the strip's last column inside
-    // the grid the east one. In each plane first issue the loads of the
+    // west halo (west of x0), lane 31 the east one. A lane past the grid
+    // holds the column after(nx - 1) and stores nothing, so that the last
+    // column's east comes by the shuffle (as in stage 2). In each plane first issue the loads of the
     // next: up two planes on (after(min(z + 1, nz - 1), ...)) and the halo
     // one plane on.
     (void)in, (void)out, (void)nx, (void)ny, (void)nz, (void)boundary;

@@ -49,11 +49,14 @@ extern "C" {
  * one cell of a 2D tile (or of a plane of a 3D one) each. */
 #define STENCIL_TILE_X 32
 #define STENCIL_TILE_Y 8
-/* Stage 2: a block is one row of STENCIL_ROW_THREADS threads that marches
- * down STENCIL_ROWS rows; stage 4: a block's tile marches through
+/* Stage 2: a block is STENCIL_MARCH_WARPS warps; each owns 32 columns and
+ * marches down STENCIL_MARCH_ROWS rows, loading each row
+ * STENCIL_ROWS_AHEAD + 1 rows before it computes it (STENCIL_ROWS_AHEAD
+ * loads per thread in flight). Stage 4: a block's tile marches through
  * STENCIL_PLANES planes. */
-#define STENCIL_ROW_THREADS 256
-#define STENCIL_ROWS 32
+#define STENCIL_MARCH_WARPS 8
+#define STENCIL_MARCH_ROWS 16
+#define STENCIL_ROWS_AHEAD 4
 #define STENCIL_PLANES 64
 /* Stage 5: a warp owns a strip of 64 x STENCIL_STRIP_ROWS cells of a plane
  * (each lane two columns, 32 apart) and marches through STENCIL_PLANES

@@ -6,8 +6,8 @@
  *      time loop swaps two buffers (ping-pong)
  *   1  2D, shared tile with halo: a block loads its tile and a one-cell
  *      rim around it once, then every thread reads shared memory
- *   2  2D, marching rows: a block is one row of threads that walks down
- *      the grid, the cells above and below kept in registers
+ *   2  2D, warps marching rows: a warp walks down the grid, the cells
+ *      above and below in registers, west and east by shuffle
  *   3  3D, naive: stage 0 with a third axis, seven cells per thread
  *   4  3D, marching planes (2.5D): stage 1's tile for the plane, stage 2's
  *      registers for the axis it walks along (z)
@@ -99,51 +99,97 @@ __global__ void heat2d_tile(const float *in, float *out, int nx, int ny, int bou
                                     tile[ty][tx + 1], tile[ty + 2][tx + 1]);
 }
 
-/* Stage 2: a block is one row of 256 threads that walks down STENCIL_ROWS
- * rows of the grid. A thread keeps its column's cells south, center and
- * north in registers: each step loads one new cell where stage 1 loaded a
- * tile and a halo. West and east belong to other threads, so the current
- * row goes through shared memory, with a halo cell at each end.
- * The new cell is loaded two rows before it is needed (`ahead` holds the
- * one loaded a row ago): one load per thread in flight stalls every row
- * on DRAM's latency, two in flight keep enough bytes moving to near the
- * copy bandwidth (handouts/10-stencil.md, "Loads in flight"). */
-__global__ void heat2d_march(const float *in, float *out, int nx, int ny, int boundary)
+/* Row y of the grid for a march that loads rows beyond the grid's last:
+ * past it, the row that after() gives for the last (its north neighbour:
+ * row 0 on a periodic grid). Rows further on are loaded but never used, so
+ * any row inside the grid will do for them. */
+__device__ __forceinline__ int row_in_grid(int y, int ny, int boundary)
 {
-    __shared__ float row[STENCIL_ROW_THREADS + 2];
-    int tx = threadIdx.x, x = blockIdx.x * STENCIL_ROW_THREADS + tx;
-    int y_first = blockIdx.y * STENCIL_ROWS, y_end = min(y_first + STENCIL_ROWS, ny);
+    return y < ny ? y : after(ny - 1, ny, boundary);
+}
+
+/* Stage 2, a warp marches down the rows: no shared memory, no barrier. A
+ * block is STENCIL_MARCH_WARPS warps; each owns 32 columns (lane = x) and
+ * walks STENCIL_MARCH_ROWS rows. A lane keeps its column's cells in
+ * registers: south, center, and the next STENCIL_ROWS_AHEAD rows north.
+ * West and east are the lanes beside it (a shuffle, registers to
+ * registers); only the warp's ends have no lane beside them, so lane 0
+ * loads the west halo cell and lane 31 the east one. No warp ever waits
+ * for another (stage 1's tile waits at a barrier for the slowest warp's
+ * load), so nothing hides a lane's loads but its own pipeline:
+ *   - Little's law: the memory needs bandwidth x latency bytes in flight.
+ *     Each lane loads every row STENCIL_ROWS_AHEAD + 1 rows before it is
+ *     computed: while it computes a row, STENCIL_ROWS_AHEAD loads per thread
+ *     are in flight (4: one per row ahead), not one that it waits for in
+ *     the same row;
+ *   - the row loop is unrolled completely (#pragma unroll, with the
+ *     register arrays indexed by constants), so the pipeline is registers:
+ *     "moving one row down" renames them, it copies nothing and indexes no
+ *     local memory.
+ * Stage 5 uses the same ideas in 3D (a warp's strip, shuffles, every load a
+ * plane early); handouts/10-stencil.md, "Loads in flight", has what each
+ * change gave on the H200. */
+__global__ void __launch_bounds__(32 * STENCIL_MARCH_WARPS)
+    heat2d_march(const float *in, float *out, int nx, int ny, int boundary)
+{
+    const int AHEAD = STENCIL_ROWS_AHEAD;
+    int lane = threadIdx.x, x = blockIdx.x * 32 + lane;
+    int y_first = (blockIdx.y * STENCIL_MARCH_WARPS + threadIdx.y) * STENCIL_MARCH_ROWS;
+    if (y_first >= ny)
+        return;   // the whole warp: its march starts past the grid
+    // Every lane marches and shuffles, also the lanes past the grid's last
+    // column: they store nothing, and hold the cell east of the last
+    // column (inside the grid), which the last column then gets by the
+    // same shuffle as every other lane gets its east.
     bool inside = x < nx;
-    float south = 0.0f, center = 0.0f, north = 0.0f, ahead = 0.0f;   // ahead: the next north
-    if (inside) {
-        south = in[before(y_first, ny, boundary) * nx + x];
-        center = in[y_first * nx + x];
-        north = in[after(y_first, ny, boundary) * nx + x];
-        if (y_first + 1 < y_end)
-            ahead = in[after(y_first + 1, ny, boundary) * nx + x];
-    }
-    for (int y = y_first; y < y_end; y++) {
-        float next = 0.0f;   // north two rows on
-        if (inside) {
-            if (y + 2 < y_end)
-                next = in[after(y + 2, ny, boundary) * nx + x];
-            row[tx + 1] = center;
-            if (tx == 0)
-                row[0] = in[y * nx + before(x, nx, boundary)];
-            if (tx == STENCIL_ROW_THREADS - 1 || x == nx - 1)
-                row[tx + 2] = in[y * nx + after(x, nx, boundary)];
-        }
-        __syncthreads();   // the row and its halo are complete
-        if (inside)
+    int column = inside ? x : after(nx - 1, nx, boundary);
+    // The warp's ends: lane 0 loads the halo cell west of it, lane 31 the
+    // one east of it, in every row, as early as the rows of its column.
+    bool halo_lane = lane == 0 || lane == 31;
+    int halo_x = lane == 0 ? before(column, nx, boundary) : after(column, nx, boundary);
+
+    // The pipeline: north[k] is row y + 1 + k of this column, halo[k] the
+    // halo cell of row y + k (lanes 0 and 31 only).
+    float south = in[before(y_first, ny, boundary) * nx + column];
+    float center = in[y_first * nx + column];
+    float north[AHEAD], halo[AHEAD + 1];
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++)
+        north[k] = in[row_in_grid(y_first + 1 + k, ny, boundary) * nx + column];
+#pragma unroll
+    for (int k = 0; k <= AHEAD; k++)
+        halo[k] = halo_lane ? in[row_in_grid(y_first + k, ny, boundary) * nx + halo_x] : 0.0f;
+#pragma unroll
+    for (int r = 0; r < STENCIL_MARCH_ROWS; r++) {
+        int y = y_first + r;
+        // First the loads of the row AHEAD + 1 on: in flight while this
+        // row and the AHEAD after it compute.
+        int far_row = row_in_grid(y + AHEAD + 1, ny, boundary) * nx;
+        float far = in[far_row + column];
+        float far_halo = halo_lane ? in[far_row + halo_x] : 0.0f;
+        // Every lane shuffles (the full mask): lane i gets west from lane
+        // i - 1 and east from lane i + 1; the ends take their halo instead.
+        float west = __shfl_up_sync(0xffffffffu, center, 1);
+        float east = __shfl_down_sync(0xffffffffu, center, 1);
+        if (lane == 0)
+            west = halo[0];
+        if (lane == 31)
+            east = halo[0];
+        if (inside && y < ny)
             out[y * nx + x] = is_fixed_2d(boundary, x, y, nx, ny)
                                   ? center
-                                  : heat_2d(center, row[tx], row[tx + 2], south, north);
-        __syncthreads();   // every thread has read the row before the next overwrites it
-        // One row down: the registers move along with it.
+                                  : heat_2d(center, west, east, south, north[0]);
+        // One row down: every register of the pipeline moves one place.
         south = center;
-        center = north;
-        north = ahead;
-        ahead = next;
+        center = north[0];
+#pragma unroll
+        for (int k = 0; k + 1 < AHEAD; k++)
+            north[k] = north[k + 1];
+        north[AHEAD - 1] = far;
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++)
+            halo[k] = halo[k + 1];
+        halo[AHEAD] = far_halo;
     }
 }
 
@@ -175,9 +221,9 @@ __global__ void heat3d_naive(const float *in, float *out, int nx, int ny, int nz
  * in z); the plane's tile and halo are in shared memory (stage 1 in x and
  * y). Per plane a thread loads one new cell of its column and, on the
  * tile's edge, a halo cell: about 1.3 loads per cell instead of stage 3's
- * seven. As in stage 2, the new cell is loaded two planes before it is
- * needed, so that two loads per thread are in flight while the block works
- * on this plane. */
+ * seven. Like stage 2's rows, the new cell is loaded early, two planes
+ * before it is needed, so that two loads per thread are in flight while
+ * the block works on this plane. */
 __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz, int boundary)
 {
     __shared__ float tile[STENCIL_TILE_Y + 2][STENCIL_TILE_X + 2];
@@ -242,9 +288,9 @@ __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz
  * (handouts/10-stencil.md, "Stage 5"). One column a lane with four rows
  * reached 71% of the copy bandwidth on an H200, two columns with two rows
  * 83%: the same cells in flight, half the halo loads and shuffles per
- * cell. The launch bound leaves 85 registers a thread, so that 6 blocks
- * fit on an SM with nothing spilled. */
-__global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
+ * cell. The launch bound caps the registers at 64 a thread, so that 8
+ * blocks (32 warps) fit on an SM, with nothing spilled. */
+__global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 8)
     heat3d_strips(const float *in, float *out, int nx, int ny, int nz, int boundary)
 {
     const int R = STENCIL_STRIP_ROWS;
@@ -254,18 +300,20 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
     if (y_first >= ny)
         return;   // the whole warp: its strip starts past the grid
     int plane = nx * ny;
-    // The lane's columns; lanes past the grid load a cell inside it and
-    // store none.
+    // The lane's columns. A lane past the grid holds the column after the
+    // last (after(nx - 1), as stage 2 does) and stores nothing: the last
+    // column's east then comes by the shuffle like any other.
     int x[STENCIL_STRIP_COLUMNS], column[STENCIL_STRIP_COLUMNS];
     for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
         x[h] = x0 + 32 * h + lane;
-        column[h] = min(x[h], nx - 1);
+        column[h] = x[h] < nx ? x[h] : after(nx - 1, nx, boundary);
     }
-    // The strip's ends load the halo: lane 0 the cell west of x0, the lane
-    // of the strip's last column inside the grid the cell east of it.
-    int last_x = min(x0 + 32 * STENCIL_STRIP_COLUMNS, nx) - 1;
-    bool west_end = lane == 0, east_end = lane == (last_x - x0) % 32;
-    int west_x = before(x0, nx, boundary), east_x = after(last_x, nx, boundary);
+    // The strip's ends load the halo: lane 0 the cell west of x0, lane 31
+    // the cell east of the strip's last column (any column inside the grid
+    // where the strip runs past it: nobody uses it then).
+    bool west_end = lane == 0, east_end = lane == 31, halo_lane = west_end || east_end;
+    int halo_x = west_end ? before(x0, nx, boundary)
+                          : after(min(x0 + 32 * STENCIL_STRIP_COLUMNS - 1, nx - 1), nx, boundary);
     // Row j of the registers is y_first - 1 + j: the row south of the strip,
     // its R rows, the row north of it. Past the grid's edge the neighbour
     // row is what before() and after() say; rows further out are never used.
@@ -275,9 +323,10 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
         row[j] = (y < 0 ? before(0, ny, boundary) : y >= ny ? after(ny - 1, ny, boundary) : y) * nx;
     }
     // down: plane z - 1 (the strip's rows); center and up: planes z and
-    // z + 1 (with the rows beyond the ends); west and east: the halo, plane z.
+    // z + 1 (with the rows beyond the ends); halo: lane 0's west or lane
+    // 31's east cell of each row, plane z.
     float down[R][STENCIL_STRIP_COLUMNS], center[R + 2][STENCIL_STRIP_COLUMNS], up[R + 2][STENCIL_STRIP_COLUMNS];
-    float west[R], east[R];
+    float halo[R];
     int z_below = before(z_first, nz, boundary), z_above = after(z_first, nz, boundary);
     for (int j = 0; j < R + 2; j++)
         for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
@@ -287,8 +336,7 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
     for (int r = 0; r < R; r++) {
         for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++)
             down[r][h] = in[z_below * plane + row[r + 1] + column[h]];
-        west[r] = west_end ? in[z_first * plane + row[r + 1] + west_x] : 0.0f;
-        east[r] = east_end ? in[z_first * plane + row[r + 1] + east_x] : 0.0f;
+        halo[r] = halo_lane ? in[z_first * plane + row[r + 1] + halo_x] : 0.0f;
     }
     for (int z = z_first; z < z_end; z++) {
         // First the loads of the next plane: the up two planes on and the
@@ -296,14 +344,12 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
         // (Past the top of the grid the plane two on is never used: any
         // plane inside it will do.)
         int z_up = after(z, nz, boundary), z_next = after(min(z + 1, nz - 1), nz, boundary);
-        float next[R + 2][STENCIL_STRIP_COLUMNS], next_west[R], next_east[R];
+        float next[R + 2][STENCIL_STRIP_COLUMNS], next_halo[R];
         for (int j = 0; j < R + 2; j++)
             for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++)
                 next[j][h] = in[z_next * plane + row[j] + column[h]];
-        for (int r = 0; r < R; r++) {
-            next_west[r] = west_end ? in[z_up * plane + row[r + 1] + west_x] : 0.0f;
-            next_east[r] = east_end ? in[z_up * plane + row[r + 1] + east_x] : 0.0f;
-        }
+        for (int r = 0; r < R; r++)
+            next_halo[r] = halo_lane ? in[z_up * plane + row[r + 1] + halo_x] : 0.0f;
         for (int r = 0; r < R; r++) {
             // Every lane shuffles (the full mask), inside the grid or not.
             float c[STENCIL_STRIP_COLUMNS], w[STENCIL_STRIP_COLUMNS], e[STENCIL_STRIP_COLUMNS], half_last[STENCIL_STRIP_COLUMNS],
@@ -317,13 +363,12 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
             }
             int y = y_first + r;
             for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
-                // Where two halves meet, the neighbour is in the other half.
-                if (lane == 0)
-                    w[h] = h == 0 ? west[r] : half_last[h - 1];
-                if (lane == 31 && h + 1 < STENCIL_STRIP_COLUMNS)
-                    e[h] = half_first[h + 1];
-                if (x[h] == last_x)
-                    e[h] = east[r];
+                // Where two halves meet, the neighbour is in the other half;
+                // at the strip's ends it is the halo.
+                if (west_end)
+                    w[h] = h == 0 ? halo[r] : half_last[h - 1];
+                if (east_end)
+                    e[h] = h + 1 < STENCIL_STRIP_COLUMNS ? half_first[h + 1] : halo[r];
                 if (x[h] < nx && y < ny)
                     out[z * plane + y * nx + x[h]] =
                         is_fixed_3d(boundary, x[h], y, z, nx, ny, nz)
@@ -336,8 +381,7 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 6)
         for (int r = 0; r < R; r++) {
             for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++)
                 down[r][h] = center[r + 1][h];
-            west[r] = next_west[r];
-            east[r] = next_east[r];
+            halo[r] = next_halo[r];
         }
         for (int j = 0; j < R + 2; j++)
             for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {

@@ -13,8 +13,8 @@ STATIC_CASES (the static check's, issue 38 item 6) have cpu False: the CPU
 half compiles and checks them directly (test_grader.static_check_problems).
 """
 
-BODY = "    int blocks = (n + block_size - 1) / block_size;"
-KERNEL = "        c[i] = a[i] + b[i];"
+BODY = "    int blocks = (int)((n + per_block - 1) / per_block);"
+KERNEL = "            c[i] = x[k] + y[k];"
 TOP = '#include "workbook.h"'
 WHOLE = None
 
@@ -62,7 +62,7 @@ CASES = [
      "    return;\n" + BODY, "failed", "fail", True),
     ("library-cub-by-path", *top("#include <cccl/cub/device/device_reduce.cuh>"), "failed", "fail", True),
     ("library-cg-reduce", *top("#include <cooperative_groups/reduce.h>"), "failed", "fail", True),
-    ("compile-error", KERNEL, "        c[i] = a[i] + ;", "failed", "fail", True),
+    ("compile-error", KERNEL, "            c[i] = x[k] + ;", "failed", "fail", True),
     # --- changing the verdict from inside the process: refused by the static check
     ("criterion-report-hook", *top('__attribute__((section("cr_pot"), used)) static void *hook = 0;'),
      "rejected", "fail", True),
@@ -88,14 +88,14 @@ CASES = [
     # timed runs leave their outputs poisoned, which their checks see.
     ("warm-up-only", *before_launch("    static int calls = 0;\n    if (n == (1 << 26) && ++calls > 3)\n"
                                     "        return;"), "ok", "slow", False),
-    ("slow-kernel", KERNEL, "        for (int r = 0; r < 200; r++) c[i] = a[i] + b[i];", "ok", "slow", False),
+    ("slow-kernel", KERNEL, "            for (int r = 0; r < 200; r++) c[i] = a[i] + b[i];", "ok", "slow", False),
     # --- wrong or hostile at run time
     ("skeleton", WHOLE, None, "ok", "fail", False),
     ("off-by-one", "if (i < n)", "if (i <= n)", "ok", "fail", False),
     ("early-return", *before_launch("    return;"), "ok", "fail", False),
     ("host-hang", *before_launch("    for (volatile int spin = 1; spin;) {}"), "ok", "fail", False),
-    ("kernel-hang", KERNEL, "        while (c != 0) {}\n" + KERNEL, "ok", "fail", False),
-    ("illegal-address", KERNEL, "        c[i + (1 << 30)] = a[i] + b[i];", "ok", "fail", False),
+    ("kernel-hang", KERNEL, "            while (c != 0) {}\n" + KERNEL, "ok", "fail", False),
+    ("illegal-address", KERNEL, "            c[i + (1 << 30)] = x[k] + y[k];", "ok", "fail", False),
     # Every test process hangs before main, in the constructor of a
     # namespace-scope object (which the static check accepts: honest C++
     # has them): two time-outs, then the stage's other tests are not run
