@@ -54,9 +54,9 @@ __global__ void conv_tile_halo(const float *__restrict__ in, float *__restrict__
                                int height, int radius, int boundary);
 __global__ void conv_tile_cached_halo(const float *__restrict__ in, float *__restrict__ out,
                                       int width, int height, int radius, int boundary);
-template <int RADIUS>
+template <int RADIUS, int BOUNDARY>
 __global__ void conv_separable(const float *__restrict__ in, float *__restrict__ out, int width,
-                               int height, int boundary);
+                               int height);
 // The histogram stages: add the counts of their bytes to bins (zeroed
 // before the launch). Stage 7's shared bins are HISTOGRAM_COPIES copies of
 // the IMAGE_BINS bins, one per lane of a warp: bin b of lane l's copy is
@@ -206,6 +206,19 @@ void image_convolve(int stage, int boundary, const float *d_in, float *d_out, in
     CUDA_CHECK_LAUNCH();
 }
 
+/* Stage 4's kernel of one radius, for either boundary: the boundary is a
+ * template parameter too, so that each kernel holds only its own
+ * boundary's code (kernels.cu says what that is worth). */
+template <int RADIUS>
+static void launch_separable(int boundary, dim3 grid, dim3 block, const float *d_in,
+                             float *d_out, int width, int height)
+{
+    if (boundary == IMAGE_ZERO)
+        conv_separable<RADIUS, IMAGE_ZERO><<<grid, block>>>(d_in, d_out, width, height);
+    else
+        conv_separable<RADIUS, IMAGE_CLAMP><<<grid, block>>>(d_in, d_out, width, height);
+}
+
 void image_convolve_separable(int boundary, const float *d_in, float *d_out, int width,
                               int height, const float *row, const float *column, int radius)
 {
@@ -225,10 +238,10 @@ void image_convolve_separable(int boundary, const float *d_in, float *d_out, int
     // is a constant (check_image has refused any other radius).
     static_assert(IMAGE_MAX_RADIUS == 4, "a case for every radius 1 ... IMAGE_MAX_RADIUS");
     switch (radius) {
-    case 1: conv_separable<1><<<grid, block>>>(d_in, d_out, width, height, boundary); break;
-    case 2: conv_separable<2><<<grid, block>>>(d_in, d_out, width, height, boundary); break;
-    case 3: conv_separable<3><<<grid, block>>>(d_in, d_out, width, height, boundary); break;
-    case 4: conv_separable<4><<<grid, block>>>(d_in, d_out, width, height, boundary); break;
+    case 1: launch_separable<1>(boundary, grid, block, d_in, d_out, width, height); break;
+    case 2: launch_separable<2>(boundary, grid, block, d_in, d_out, width, height); break;
+    case 3: launch_separable<3>(boundary, grid, block, d_in, d_out, width, height); break;
+    case 4: launch_separable<4>(boundary, grid, block, d_in, d_out, width, height); break;
     }
     CUDA_CHECK_LAUNCH();
 }
