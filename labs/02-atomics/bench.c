@@ -7,7 +7,7 @@
  *   - the per-warp worklist push is at least 10x faster than one atomic per
  *     item, all threads pushing into one list;
  *   - the per-block sum reads 2^26 ints (more on a GPU whose L2 they would
- *     fill more than a quarter of) at >= 80% of the copy bandwidth.
+ *     fill more than a quarter of) at >= 85% of the copy bandwidth.
  * Each timed run makes as many calls back to back as last about 1 ms
  * (WB_MIN_RUN_MS); the tables give the median per call.
  */
@@ -373,7 +373,7 @@ static void stage6(int n)
 int main(int argc, char **argv)
 {
     int stage = WB_ALL_STAGES, n = 0;
-    double target = 0.8;
+    double target = 0.85;   /* H100 95%, H200 102% (handouts/02-atomics.md) */
     const wb_option options[] = {
         {"stage", "S", WB_INT, &stage, 0, 6, "time only stage S (default: all)"},
         {"n", "N", WB_INT, &n, 4096, INT_MAX / 2,
