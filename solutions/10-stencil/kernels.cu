@@ -283,7 +283,7 @@ __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz
  * no warp waits for another, and every load is issued a plane before it is
  * needed (handouts/10-stencil.md, "Stage 5").
  *
- * Two choices, measured on an H200 (2026-11-28, 512^3, 10 steps a call,
+ * Two choices, measured on an H200 (2026-11-29, 512^3, 10 steps a call,
  * copies of this kernel; handouts/10-stencil.md, "Loads in flight"):
  *   - the boundary condition is a template parameter, BOUNDARY: before(),
  *     after() and is_fixed_3d() get a constant, and the compiler drops the
