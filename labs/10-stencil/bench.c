@@ -190,13 +190,12 @@ int main(int argc, char **argv)
     wb_device dev = wb_device_info();
     wb_bench_launch("stages 0 and 3 blocks of %d threads in rows of 32, one cell each; stage 1 "
                     "%d x %d tiles; stage 2 %d warps, each marching %d rows, %d rows ahead; "
-                    "stage 4 %d x %d tiles marching %d planes; stage 5 %d warps, each a %d x %d "
-                    "strip (%d columns a lane) marching %d planes|%s; the other stages' shapes "
-                    "are fixed in lab.h", naive_block,
+                    "stage 4 %d x %d tiles marching %d planes; stage 5 %d warps, each a 32 x %d "
+                    "strip (one column a lane) marching %d planes, a kernel per boundary "
+                    "condition|%s; the other stages' shapes are fixed in lab.h", naive_block,
                     STENCIL_TILE_X, STENCIL_TILE_Y, STENCIL_MARCH_WARPS, STENCIL_MARCH_ROWS,
                     STENCIL_ROWS_AHEAD, STENCIL_TILE_X, STENCIL_TILE_Y, STENCIL_PLANES,
-                    STENCIL_STRIP_WARPS, 32 * STENCIL_STRIP_COLUMNS, STENCIL_STRIP_ROWS,
-                    STENCIL_STRIP_COLUMNS, STENCIL_PLANES,
+                    STENCIL_STRIP_WARPS, STENCIL_STRIP_ROWS, STENCIL_PLANES,
                     naive_block == STENCIL_TILE_X * STENCIL_TILE_Y
                         ? "the naive blocks have the tiles' shape"
                         : "--block set the naive blocks");

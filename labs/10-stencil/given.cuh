@@ -56,13 +56,16 @@ __device__ __forceinline__ float heat_3d(float center, float west, float east, f
 
 /* ------------------------------------------------ written in kernels.cu */
 
-// One step of each stage: reads `in`, writes every cell of `out`.
+// One step of each stage: reads `in`, writes every cell of `out`. Stage
+// 5's boundary condition is a template parameter (kernels.cu says why):
+// launch_step launches the kernel of the grid's condition.
 __global__ void heat2d_naive(const float *in, float *out, int nx, int ny, int boundary);
 __global__ void heat2d_tile(const float *in, float *out, int nx, int ny, int boundary);
 __global__ void heat2d_march(const float *in, float *out, int nx, int ny, int boundary);
 __global__ void heat3d_naive(const float *in, float *out, int nx, int ny, int nz, int boundary);
 __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz, int boundary);
-__global__ void heat3d_strips(const float *in, float *out, int nx, int ny, int nz, int boundary);
+template <int BOUNDARY>
+__global__ void heat3d_strips(const float *in, float *out, int nx, int ny, int nz);
 
 // The time loop: `steps` (at least 1) steps, each a launch_step; returns
 // the buffer that holds the last step's grid.
@@ -113,8 +116,8 @@ void stencil_set_naive_block(int threads)
  * stage 3 a layer of them per plane; stage 1: one block per tile), one per
  * column of 32 cells and STENCIL_MARCH_WARPS marches of STENCIL_MARCH_ROWS
  * rows (stage 2), one per column of STENCIL_PLANES planes (stage 4; stage 5
- * the same, its blocks STENCIL_STRIP_WARPS strips of STENCIL_STRIP_ROWS
- * rows and 32 x STENCIL_STRIP_COLUMNS columns each). */
+ * the same, its blocks STENCIL_STRIP_WARPS strips of 32 columns and
+ * STENCIL_STRIP_ROWS rows each). */
 static dim3 step_grid(int stage, int nx, int ny, int nz)
 {
     switch (stage) {
@@ -128,7 +131,7 @@ static dim3 step_grid(int stage, int nx, int ny, int nz)
         return dim3(blocks_for(nx, STENCIL_TILE_X), blocks_for(ny, STENCIL_TILE_Y),
                     blocks_for(nz, STENCIL_PLANES));
     case 5:
-        return dim3(blocks_for(nx, 32 * STENCIL_STRIP_COLUMNS),
+        return dim3(blocks_for(nx, 32),
                     blocks_for(ny, STENCIL_STRIP_WARPS * STENCIL_STRIP_ROWS),
                     blocks_for(nz, STENCIL_PLANES));
     default:
@@ -150,7 +153,16 @@ static dim3 step_grid(int stage, int nx, int ny, int nz)
     case 2: heat2d_march<<<grid, marches>>>(in, out, nx, ny, boundary); break;
     case 3: heat3d_naive<<<grid, naive>>>(in, out, nx, ny, nz, boundary); break;
     case 4: heat3d_march<<<grid, tile>>>(in, out, nx, ny, nz, boundary); break;
-    case 5: heat3d_strips<<<grid, strips>>>(in, out, nx, ny, nz, boundary); break;
+    case 5:
+        // One kernel per boundary condition: the condition is a constant in
+        // each, so the other one's code is compiled away (stencil_run has
+        // refused any other condition).
+        static_assert(STENCIL_BOUNDARIES == 2, "a launch for every boundary condition");
+        if (boundary == STENCIL_PERIODIC)
+            heat3d_strips<STENCIL_PERIODIC><<<grid, strips>>>(in, out, nx, ny, nz);
+        else
+            heat3d_strips<STENCIL_DIRICHLET><<<grid, strips>>>(in, out, nx, ny, nz);
+        break;
     }
     CUDA_CHECK_LAUNCH();
 }

@@ -58,11 +58,11 @@ extern "C" {
 #define STENCIL_MARCH_ROWS 16
 #define STENCIL_ROWS_AHEAD 4
 #define STENCIL_PLANES 64
-/* Stage 5: a warp owns a strip of 64 x STENCIL_STRIP_ROWS cells of a plane
- * (each lane two columns, 32 apart) and marches through STENCIL_PLANES
- * planes; a block is STENCIL_STRIP_WARPS such warps, one above the other. */
-#define STENCIL_STRIP_COLUMNS 2   /* columns a lane, 32 apart */
-#define STENCIL_STRIP_ROWS 2
+/* Stage 5: a warp owns a strip of 32 x STENCIL_STRIP_ROWS cells of a plane
+ * (each lane one column, a register per row) and marches through
+ * STENCIL_PLANES planes; a block is STENCIL_STRIP_WARPS such warps, one
+ * above the other. */
+#define STENCIL_STRIP_ROWS 4
 #define STENCIL_STRIP_WARPS 4
 
 /* The lecture's name for a stage ("2D, naive", ...), for boundary

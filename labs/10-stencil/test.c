@@ -86,12 +86,11 @@ static const char *const classic_mistakes[STENCIL_STAGES] = {
     "STENCIL_PLANES to at most nz, the tile's halo of all four edges (and at x == nx - 1, "
     "y == ny - 1) loaded from the current plane, a missing __syncthreads() after the tile is "
     "stored or before the next plane overwrites it",
-    "heat3d_strips: the lane's columns x0 + 32 * h + lane (x0 = blockIdx.x * 32 * "
-    "STENCIL_STRIP_COLUMNS), the strip's rows from (blockIdx.y * "
+    "heat3d_strips: x = blockIdx.x * 32 + lane, the strip's rows from (blockIdx.y * "
     "STENCIL_STRIP_WARPS + threadIdx.y) * STENCIL_STRIP_ROWS, west from __shfl_up_sync and "
-    "east from __shfl_down_sync (not the other way round) with every lane taking part, lane "
-    "31 and lane 0 of the two halves meeting, the halo at lane 0 (west) and lane 31 (east), "
-    "the lanes past the grid holding after(nx - 1), the rows beyond the strip's ends "
+    "east from __shfl_down_sync (not the other way round) with every lane taking part (none "
+    "under if (x < nx)), the halo at lane 0 (west) and lane 31 (east), the lanes past the grid "
+    "holding after(nx - 1), BOUNDARY passed to every helper, the rows beyond the strip's ends "
     "at before()/after() (not y - 1, y + R: the wrap), the halo loaded from the plane it is "
     "used in, the registers moved up after each plane (down = center, center = up, up = next, "
     "the halo too), rows y >= ny stored nowhere",
@@ -154,7 +153,7 @@ static bool all_sentinel(const float *values, size_t n)
 typedef struct {
     int tile_x, tile_y, march_y, march_z;
     bool halo;          /* the stage has a shared-memory halo (stages 1 and 4) */
-    int warp_columns;   /* the columns a warp owns, the ends' halo loaded (2, 5) */
+    int warp_columns;   /* the columns a warp owns, the ends' halo loaded (2 and 5: 32) */
 } geometry;
 
 static geometry geometry_of(int stage)
@@ -163,8 +162,7 @@ static geometry geometry_of(int stage)
     case 1: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, 0, true, 0};
     case 2: return (geometry){32, 0, STENCIL_MARCH_ROWS, 0, false, 32};
     case 4: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, STENCIL_PLANES, true, 0};
-    case 5: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, 0, false,
-                              32 * STENCIL_STRIP_COLUMNS};
+    case 5: return (geometry){32, STENCIL_STRIP_WARPS * STENCIL_STRIP_ROWS, 0, 0, false, 32};
     default: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, 0, false, 0};
     }
 }
@@ -194,7 +192,7 @@ static bool on_cut_edge(int c, int n, int piece)
 typedef struct {
     size_t bad, unwritten, nan, first;
     bool all_grid_edge, all_tile_edge, all_cut_edge, all_partial_tile, all_after_march_start;
-    bool all_warp_end;
+    bool all_warp_end, all_east_from_lane_past_grid;
     bool nan_tile_corner, nan_tile_edge, nan_cut_edge;
 } census;
 
@@ -202,7 +200,7 @@ static census count_bad_cells(int stage, grid g, const float *got, const double 
 {
     int dims = stencil_stage_dims(stage);
     geometry t = geometry_of(stage);
-    census c = {0, 0, 0, 0, true, true, true, true, true, true, true, true, true};
+    census c = {0, 0, 0, 0, true, true, true, true, true, true, true, true, true, true};
     size_t plane = (size_t)g.nx * g.ny, n = cells_of(g);
     for (size_t i = 0; i < n; i++) {
         if (cell_ok(got[i], expected[i]))
@@ -224,6 +222,11 @@ static census count_bad_cells(int stage, grid g, const float *got, const double 
                                    (t.march_z && z % t.march_z != 0);
         c.all_warp_end &= t.warp_columns > 0 && (x % t.warp_columns == 0 ||
                                                  x % t.warp_columns == t.warp_columns - 1);
+        // The grid's last column where the grid ends inside a warp: its east
+        // comes by the shuffle from a lane past the grid (a grid one column
+        // wide says nothing: every cell is in its last column).
+        c.all_east_from_lane_past_grid &= t.warp_columns > 0 && g.nx > 1 &&
+                                          g.nx % t.warp_columns != 0 && x == g.nx - 1;
         if (isnan(got[i])) {
             c.nan++;
             c.nan_tile_corner &= t.halo && t.tile_y > 0 && edge_x && edge_y;
@@ -300,13 +303,21 @@ static const char *diagnose(int stage, int boundary, int steps, size_t n, const 
                "inside a tile: the halo beyond them was not loaded (the last thread inside the "
                "grid, x == nx - 1 or y == ny - 1, loads it: the tile's last thread lies past the "
                "grid) or not from the cell after() gives";
+    if (c->all_east_from_lane_past_grid)
+        return "only cells of the grid's last column are wrong, where the grid ends inside a "
+               "warp: their east comes by the shuffle from the lane after them, which lies past "
+               "the grid. The lanes past the grid skipped the shuffle (a __shfl_*_sync with the "
+               "full mask under `if (x < nx)` or after an early return): every lane of the mask "
+               "must call it; the last column's east comes from the lane after it. Or that lane "
+               "holds the last column itself (nx - 1) instead of the cell after() it, which on a "
+               "periodic grid is the cell on the opposite edge";
     if (boundary == STENCIL_PERIODIC && c->all_grid_edge)
         return "only cells on the grid's edge are wrong: on a periodic grid the neighbour "
                "across the edge is the cell on the opposite edge (before() and after() wrap "
                "around; x - 1 and x + 1 do not)";
     if (c->all_warp_end)
         return "only cells at the ends of warps are wrong (the first and last of the columns a "
-               "warp owns: x % 32 == 0 or 31 in stage 2): their west or east neighbour is not a "
+               "warp owns: x % 32 == 0 or 31): their west or east neighbour is not a "
                "lane beside them but the halo cell their lane loads (lane 0 the west one, lane "
                "31 the east one). The halo not loaded, "
                "loaded from the wrong column or row, or the shuffles swapped (west from "
@@ -419,7 +430,7 @@ static const grid grids_2d[] = {
     {257, 3, 1}, {3, 130, 1}, {100, 66, 1}, {513, 67, 1},  {1001, 263, 1},
 };
 /* The same in 3D, stage 4's march of 64 planes plus one or a few too;
- * stage 5's strips (8 rows a block, 64 columns a warp) plus one. */
+ * stage 5's strips (16 rows a block, 32 columns a warp) plus one. */
 static const grid grids_3d[] = {
     {1, 1, 1},  {2, 3, 4},  {3, 2, 1},   {5, 7, 3},    {33, 9, 2},
     {31, 17, 5}, {9, 7, 65}, {65, 3, 66}, {7, 33, 130}, {40, 10, 131},

@@ -273,69 +273,76 @@ __global__ void heat3d_march(const float *in, float *out, int nx, int ny, int nz
 }
 
 /* Stage 5, warp strips in registers: stage 4 without shared memory and
- * without a barrier. A warp owns a strip of STENCIL_STRIP_ROWS rows and 64
- * columns: each lane two columns, 32 apart (x0 + lane and x0 + 32 + lane),
- * so that each load of the warp is 32 neighbouring cells of a row (one
- * coalesced access) and a lane has two of them in flight per row. It
- * marches up STENCIL_PLANES planes as stage 4 does, one register per cell
- * of its rows. West and east are the lanes beside it (a shuffle); where
- * the two halves meet, lane 31 of the first half and lane 0 of the second
- * see each other by a broadcast shuffle; only the strip's two ends load a
- * halo cell. South and north are the thread's own registers, with one row
- * beyond each end of the strip loaded too. Stage 4's plane waits at a
- * barrier for the slowest warp's halo load; here no warp waits for
- * another, and every load is issued a plane before it is needed
- * (handouts/10-stencil.md, "Stage 5"). One column a lane with four rows
- * reached 71% of the copy bandwidth on an H200, two columns with two rows
- * 83%: the same cells in flight, half the halo loads and shuffles per
- * cell. The launch bound caps the registers at 64 a thread, so that 8
- * blocks (32 warps) fit on an SM, with nothing spilled. */
+ * without a barrier. A warp owns a strip of 32 columns (lane = x) and
+ * STENCIL_STRIP_ROWS rows, one register per cell of its column, and marches
+ * up STENCIL_PLANES planes as stage 4 does. West and east are the lanes
+ * beside it (a shuffle); only the strip's two ends load a halo cell, lane 0
+ * the west one and lane 31 the east one. South and north are the thread's
+ * own registers, with one row beyond each end of the strip loaded too.
+ * Stage 4's plane waits at a barrier for the slowest warp's halo load; here
+ * no warp waits for another, and every load is issued a plane before it is
+ * needed (handouts/10-stencil.md, "Stage 5").
+ *
+ * Two choices, measured on an H200 (2026-11-29, 512^3, 10 steps a call,
+ * copies of this kernel; handouts/10-stencil.md, "Loads in flight"):
+ *   - the boundary condition is a template parameter, BOUNDARY: before(),
+ *     after() and is_fixed_3d() get a constant, and the compiler drops the
+ *     other condition's code. The kernel is partly bound by the
+ *     instructions it issues: with two columns a lane, the boundary a
+ *     runtime argument reached 72.8% of the copy bandwidth (periodic
+ *     73.1%), the same code with a constant 75.3% (periodic 79.4%).
+ *     given.cuh launches the kernel of the grid's condition;
+ *   - one column a lane and four rows: a strip of R rows loads R + 2 rows
+ *     of each plane (the rows beyond its ends), so four rows load 1.5 cells
+ *     per cell and two rows 2. With both choices, 78.4%; two columns with
+ *     four rows need too many registers (62-72%).
+ * The rows' loops are unrolled (#pragma unroll), so that every index into
+ * the arrays is a constant and they are registers. The launch bound caps
+ * the registers at 64 a thread, so that 8 blocks (32 warps) fit on an SM,
+ * with nothing spilled. */
+template <int BOUNDARY>
 __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 8)
-    heat3d_strips(const float *in, float *out, int nx, int ny, int nz, int boundary)
+    heat3d_strips(const float *in, float *out, int nx, int ny, int nz)
 {
     const int R = STENCIL_STRIP_ROWS;
-    int lane = threadIdx.x, x0 = blockIdx.x * 32 * STENCIL_STRIP_COLUMNS;
+    int lane = threadIdx.x, x = blockIdx.x * 32 + lane;
     int y_first = (blockIdx.y * STENCIL_STRIP_WARPS + threadIdx.y) * R;
     int z_first = blockIdx.z * STENCIL_PLANES, z_end = min(z_first + STENCIL_PLANES, nz);
     if (y_first >= ny)
         return;   // the whole warp: its strip starts past the grid
     int plane = nx * ny;
-    // The lane's columns. A lane past the grid holds the column after the
-    // last (after(nx - 1), as stage 2 does) and stores nothing: the last
-    // column's east then comes by the shuffle like any other.
-    int x[STENCIL_STRIP_COLUMNS], column[STENCIL_STRIP_COLUMNS];
-    for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
-        x[h] = x0 + 32 * h + lane;
-        column[h] = x[h] < nx ? x[h] : after(nx - 1, nx, boundary);
-    }
-    // The strip's ends load the halo: lane 0 the cell west of x0, lane 31
-    // the cell east of the strip's last column (any column inside the grid
-    // where the strip runs past it: nobody uses it then).
-    bool west_end = lane == 0, east_end = lane == 31, halo_lane = west_end || east_end;
-    int halo_x = west_end ? before(x0, nx, boundary)
-                          : after(min(x0 + 32 * STENCIL_STRIP_COLUMNS - 1, nx - 1), nx, boundary);
+    // Every lane marches and shuffles, also the lanes past the grid's last
+    // column: they store nothing, and hold the column after the last (inside
+    // the grid), which the last column then gets as its east by the same
+    // shuffle as every other lane (as in stage 2).
+    bool inside = x < nx;
+    int column = inside ? x : after(nx - 1, nx, BOUNDARY);
+    // The strip's ends: lane 0 loads the halo cell west of its column, lane
+    // 31 the one east of it, in every row of the strip.
+    bool halo_lane = lane == 0 || lane == 31;
+    int halo_x = lane == 0 ? before(column, nx, BOUNDARY) : after(column, nx, BOUNDARY);
     // Row j of the registers is y_first - 1 + j: the row south of the strip,
     // its R rows, the row north of it. Past the grid's edge the neighbour
     // row is what before() and after() say; rows further out are never used.
     int row[R + 2];
+#pragma unroll
     for (int j = 0; j < R + 2; j++) {
         int y = y_first - 1 + j;
-        row[j] = (y < 0 ? before(0, ny, boundary) : y >= ny ? after(ny - 1, ny, boundary) : y) * nx;
+        row[j] = (y < 0 ? before(0, ny, BOUNDARY) : y >= ny ? after(ny - 1, ny, BOUNDARY) : y) * nx;
     }
     // down: plane z - 1 (the strip's rows); center and up: planes z and
     // z + 1 (with the rows beyond the ends); halo: lane 0's west or lane
     // 31's east cell of each row, plane z.
-    float down[R][STENCIL_STRIP_COLUMNS], center[R + 2][STENCIL_STRIP_COLUMNS], up[R + 2][STENCIL_STRIP_COLUMNS];
-    float halo[R];
-    int z_below = before(z_first, nz, boundary), z_above = after(z_first, nz, boundary);
-    for (int j = 0; j < R + 2; j++)
-        for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
-            center[j][h] = in[z_first * plane + row[j] + column[h]];
-            up[j][h] = in[z_above * plane + row[j] + column[h]];
-        }
+    float down[R], center[R + 2], up[R + 2], halo[R];
+    int z_below = before(z_first, nz, BOUNDARY), z_above = after(z_first, nz, BOUNDARY);
+#pragma unroll
+    for (int j = 0; j < R + 2; j++) {
+        center[j] = in[z_first * plane + row[j] + column];
+        up[j] = in[z_above * plane + row[j] + column];
+    }
+#pragma unroll
     for (int r = 0; r < R; r++) {
-        for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++)
-            down[r][h] = in[z_below * plane + row[r + 1] + column[h]];
+        down[r] = in[z_below * plane + row[r + 1] + column];
         halo[r] = halo_lane ? in[z_first * plane + row[r + 1] + halo_x] : 0.0f;
     }
     for (int z = z_first; z < z_end; z++) {
@@ -343,50 +350,42 @@ __global__ void __launch_bounds__(32 * STENCIL_STRIP_WARPS, 8)
         // halo one plane on. They are in flight while this plane computes.
         // (Past the top of the grid the plane two on is never used: any
         // plane inside it will do.)
-        int z_up = after(z, nz, boundary), z_next = after(min(z + 1, nz - 1), nz, boundary);
-        float next[R + 2][STENCIL_STRIP_COLUMNS], next_halo[R];
+        int z_up = after(z, nz, BOUNDARY), z_next = after(min(z + 1, nz - 1), nz, BOUNDARY);
+        float next[R + 2], next_halo[R];
+#pragma unroll
         for (int j = 0; j < R + 2; j++)
-            for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++)
-                next[j][h] = in[z_next * plane + row[j] + column[h]];
+            next[j] = in[z_next * plane + row[j] + column];
+#pragma unroll
         for (int r = 0; r < R; r++)
             next_halo[r] = halo_lane ? in[z_up * plane + row[r + 1] + halo_x] : 0.0f;
+#pragma unroll
         for (int r = 0; r < R; r++) {
-            // Every lane shuffles (the full mask), inside the grid or not.
-            float c[STENCIL_STRIP_COLUMNS], w[STENCIL_STRIP_COLUMNS], e[STENCIL_STRIP_COLUMNS], half_last[STENCIL_STRIP_COLUMNS],
-                half_first[STENCIL_STRIP_COLUMNS];
-            for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
-                c[h] = center[r + 1][h];
-                w[h] = __shfl_up_sync(0xffffffffu, c[h], 1);
-                e[h] = __shfl_down_sync(0xffffffffu, c[h], 1);
-                half_last[h] = __shfl_sync(0xffffffffu, c[h], 31);
-                half_first[h] = __shfl_sync(0xffffffffu, c[h], 0);
-            }
+            float c = center[r + 1];
+            // Every lane shuffles (the full mask): lane i gets west from
+            // lane i - 1 and east from lane i + 1; the ends take their halo.
+            float west = __shfl_up_sync(0xffffffffu, c, 1);
+            float east = __shfl_down_sync(0xffffffffu, c, 1);
+            if (lane == 0)
+                west = halo[r];
+            if (lane == 31)
+                east = halo[r];
             int y = y_first + r;
-            for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
-                // Where two halves meet, the neighbour is in the other half;
-                // at the strip's ends it is the halo.
-                if (west_end)
-                    w[h] = h == 0 ? halo[r] : half_last[h - 1];
-                if (east_end)
-                    e[h] = h + 1 < STENCIL_STRIP_COLUMNS ? half_first[h + 1] : halo[r];
-                if (x[h] < nx && y < ny)
-                    out[z * plane + y * nx + x[h]] =
-                        is_fixed_3d(boundary, x[h], y, z, nx, ny, nz)
-                            ? c[h]
-                            : heat_3d(c[h], w[h], e[h], center[r][h], center[r + 2][h],
-                                      down[r][h], up[r + 1][h]);
-            }
+            if (inside && y < ny)
+                out[z * plane + y * nx + x] =
+                    is_fixed_3d(BOUNDARY, x, y, z, nx, ny, nz)
+                        ? c
+                        : heat_3d(c, west, east, center[r], center[r + 2], down[r], up[r + 1]);
         }
         // One plane up: the registers move along with it.
+#pragma unroll
         for (int r = 0; r < R; r++) {
-            for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++)
-                down[r][h] = center[r + 1][h];
+            down[r] = center[r + 1];
             halo[r] = next_halo[r];
         }
-        for (int j = 0; j < R + 2; j++)
-            for (int h = 0; h < STENCIL_STRIP_COLUMNS; h++) {
-                center[j][h] = up[j][h];
-                up[j][h] = next[j][h];
-            }
+#pragma unroll
+        for (int j = 0; j < R + 2; j++) {
+            center[j] = up[j];
+            up[j] = next[j];
+        }
     }
 }
