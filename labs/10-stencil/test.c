@@ -162,7 +162,7 @@ static geometry geometry_of(int stage)
     case 1: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, 0, true, 0};
     case 2: return (geometry){32, 0, STENCIL_MARCH_ROWS, 0, false, 32};
     case 4: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, STENCIL_PLANES, true, 0};
-    case 5: return (geometry){32, STENCIL_STRIP_WARPS * STENCIL_STRIP_ROWS, 0, 0, false, 32};
+    case 5: return (geometry){32, STENCIL_STRIP_WARPS * STENCIL_STRIP_ROWS, 0, STENCIL_PLANES, false, 32};
     default: return (geometry){STENCIL_TILE_X, STENCIL_TILE_Y, 0, 0, false, 0};
     }
 }
@@ -335,8 +335,10 @@ static const char *diagnose(int stage, int boundary, int steps, size_t n, const 
         return "the first row or plane of each march is right and the later ones wrong: the "
                "registers are not rotated before the next row or plane (south = center, "
                "center = north[0], each row ahead one place on; in z down = center, center = "
-               "up, up = ahead, ahead = next), or the cell loaded early is loaded from the "
-               "wrong place (STENCIL_ROWS_AHEAD + 1 rows or two planes on)";
+               "up, up = ahead, ahead = next; in stage 5 down = center, center = up, up = "
+               "the plane loaded early, and the halo too), or the cell loaded early is loaded from the wrong "
+               "place (STENCIL_ROWS_AHEAD + 1 rows or two planes on; stage 5's halo one plane "
+               "on)";
     return "cells are off by more than float rounding allows";
 }
 
