@@ -319,6 +319,12 @@ static const char *diagnose(int stage, int boundary, size2 s, int radius, const 
         return "only pixels of the last, partial tiles are wrong: the image is no multiple of "
                "the tile, and that tile's loads or bounds are off (a tap that lies in the tile "
                "but past the image is the boundary condition's, not what the tile holds there)";
+    /* Stage 2 loads its halo into the tile; stage 3 reads it from the cache. */
+    if (stage == 2 && c->all_tile_last_rows)
+        return "only the last rows of tiles are wrong: the halo below them was never loaded, "
+               "so those taps read whatever an earlier block left in shared memory. The tile "
+               "is IMAGE_TILE_Y + 2 radius rows high (the halo on both sides): a bound off by "
+               "one or by radius on that side";
     if (tiled && c->all_tile_edge)
         return "only pixels within the mask's radius of a tile's edge are wrong: the halo is "
                "not loaded from the right place (the tile starts at (x0 - radius, y0 - "
