@@ -23,7 +23,7 @@ typedef struct {
     saxpy_host pinned, pageable;
     int version;                /* 0..4: the version run() runs */
     saxpy_segment seg;
-    int step;                   /* 0 copy in, 1 kernel, 2 copy out */
+    int step;                   /* 0 copy in, 1 kernel, 2 copy out, 3 both copies at once */
     saxpy_timeline *tl;
     /* what the check compares against: a sample of indices */
     int samples;
@@ -48,13 +48,25 @@ static void run(void *context)
 }
 
 /* One step of one segment alone on the default stream, from pinned memory:
- * the stage times the ideal pipeline is built from. */
+ * the stage times the ideal pipeline is built from. Step 3 is the link both
+ * ways at once, as in the middle of a pipeline: this segment's copy in on
+ * one stream and the next segment's copy out on another. Those are ordinary
+ * streams (saxpy_device_new), so the timing events on the default stream
+ * wait for both copies, and the copies for the start event. */
 static void run_step(void *context)
 {
     bench *b = context;
     size_t bytes = sizeof(float) * (size_t)b->seg.count;
     int i = b->seg.begin;
-    if (b->step == 0) {
+    if (b->step == 3) {
+        int next = i + b->seg.count;
+        CUDA_CHECK(cudaMemcpyAsync(b->dev->x + i, b->pinned.x + i, bytes,
+                                   cudaMemcpyHostToDevice, b->dev->stream[0]));
+        CUDA_CHECK(cudaMemcpyAsync(b->dev->y + i, b->pinned.y + i, bytes,
+                                   cudaMemcpyHostToDevice, b->dev->stream[0]));
+        CUDA_CHECK(cudaMemcpyAsync(b->pinned.z + next, b->dev->y + next, bytes,
+                                   cudaMemcpyDeviceToHost, b->dev->stream[1]));
+    } else if (b->step == 0) {
         CUDA_CHECK(cudaMemcpyAsync(b->dev->x + i, b->pinned.x + i, bytes,
                                    cudaMemcpyHostToDevice, 0));
         CUDA_CHECK(cudaMemcpyAsync(b->dev->y + i, b->pinned.y + i, bytes,
@@ -81,6 +93,7 @@ static double time_step(bench *b, saxpy_segment seg, int step, int reps)
 
 typedef struct {
     double in, kernel, out;
+    double both;   /* a copy in and a copy out at once; NAN for one segment */
 } stage_times;
 
 /* Copy in, kernel and copy out of one segment of n / segments elements, each
@@ -94,16 +107,37 @@ static stage_times measure_stages(bench *b, int segments, int reps)
     int runs = reps > 15 ? reps : 15;
     saxpy_segment seg = saxpy_segment_of(b->pinned.n, segments, 0);
     stage_times t = {time_step(b, seg, 0, runs), time_step(b, seg, 1, runs),
-                     time_step(b, seg, 2, runs)};
+                     time_step(b, seg, 2, runs), NAN};
+    /* Segment 1 is no shorter than segment 0 (saxpy_segment_of), so copying
+     * out segment 0's count from segment 1's start stays inside the array. */
+    if (segments > 1)
+        t.both = time_step(b, seg, 3, runs);
     return t;
 }
 
 /* A three-stage pipeline over m segments: the first segment goes through
- * all three stages, then one segment leaves per slowest-stage time. */
+ * all three stages, then one segment leaves per slot. In a slot the kernel
+ * runs while the link carries one segment in and another out at once, so a
+ * slot lasts the longer of the kernel and both copies together: on a host
+ * that cannot feed both directions at full speed, both copies together take
+ * longer than the copy in alone. */
 static double ideal_ms(stage_times t, int m)
 {
-    double slowest = fmax(t.in, fmax(t.kernel, t.out));
-    return t.in + t.kernel + t.out + (m - 1) * slowest;
+    double slot = fmax(t.in, fmax(t.kernel, t.out));
+    if (m > 1)
+        slot = fmax(slot, t.both);
+    return t.in + t.kernel + t.out + (m - 1) * slot;
+}
+
+/* "in/kernel/out, both" for the tables, in ms ("-" where not measured). */
+static const char *stages_text(stage_times t, char *text, size_t size)
+{
+    int used = snprintf(text, size, "%.2f/%.2f/%.2f, ", t.in, t.kernel, t.out);
+    if (isnan(t.both))
+        snprintf(text + used, size - (size_t)used, "-");
+    else
+        snprintf(text + used, size - (size_t)used, "%.2f", t.both);
+    return text;
 }
 
 /* Elements to check: a stride through the array and both sides of every
@@ -337,11 +371,12 @@ static double versions_table(bench *b, int only, int streams, int segments, int 
     char title[512];
     snprintf(title, sizeof title,
              "streams: n = %d floats, repeat = %d, median of %d; ideal = the three-stage "
-             "pipeline from the measured stage times of one segment; efficiency = ideal / time",
+             "pipeline from the measured stage times of one segment (both = a copy in and a "
+             "copy out at once); efficiency = ideal / time",
              b->pinned.n, b->cfg.repeat, reps);
     wb_table *table = wb_table_new("streams-versions", title,
                                    "version|what|streams|segments|time per call (ms)|vs v0|vs v1|"
-                                   "stages in/kernel/out (ms)|ideal (ms)|efficiency");
+                                   "stages in/kernel/out, both (ms)|ideal (ms)|efficiency");
     double v0 = NAN, v1 = NAN;
     int first = only == WB_ALL_STAGES ? 0 : only, last = only == WB_ALL_STAGES ? 4 : only;
     for (int v = first; v <= last; v++) {
@@ -354,9 +389,10 @@ static double versions_table(bench *b, int only, int streams, int segments, int 
         }
         stage_times st = measure_stages(b, b->cfg.segments, reps);
         double ideal = ideal_ms(st, b->cfg.segments);
-        wb_table_row(table, "%d|%s|%d|%d|%.1f|%.2f|%.2f|%.2f/%.2f/%.2f|%.1f|%.2f", v,
-                     version_names[v], b->cfg.streams, b->cfg.segments, ms, v0 / ms, v1 / ms,
-                     st.in, st.kernel, st.out, ideal, ideal / ms);
+        char stages[96];
+        wb_table_row(table, "%d|%s|%d|%d|%.1f|%.2f|%.2f|%s|%.1f|%.2f", v, version_names[v],
+                     b->cfg.streams, b->cfg.segments, ms, v0 / ms, v1 / ms,
+                     stages_text(st, stages, sizeof stages), ideal, ideal / ms);
         if (v >= 2)
             consider(best, ms, ideal, v, b->cfg.streams, b->cfg.segments);
     }
@@ -373,7 +409,8 @@ static void sweep_table(bench *b, int streams, int segments, int reps, best_run 
     snprintf(title, sizeof title, "versions 2 and 3 over streams and segments (ms; "
              "efficiency in brackets), n = %d, repeat = %d", b->pinned.n, b->cfg.repeat);
     wb_table *table = wb_table_new("streams-sweep", title, "streams|segments|stages "
-                                   "in/kernel/out (ms)|ideal (ms)|v2 depth first|v3 breadth first");
+                                   "in/kernel/out, both (ms)|ideal (ms)|v2 depth first|"
+                                   "v3 breadth first");
     static const int segment_counts[] = {4, 8, 16, 32, 64}, stream_counts[] = {2, 3, 8, 16};
     for (int i = 0; i < 5 + 4; i++) {
         int s = i < 5 ? streams : stream_counts[i - 5], m = i < 5 ? segment_counts[i] : segments;
@@ -383,8 +420,10 @@ static void sweep_table(bench *b, int streams, int segments, int reps, best_run 
             ms[v - 2] = time_version(b, v, s, m, reps);
             consider(best, ms[v - 2], ideal, v, s, m);
         }
-        wb_table_row(table, "%d|%d|%.2f/%.2f/%.2f|%.1f|%.1f (%.2f)|%.1f (%.2f)", s, m, st.in,
-                     st.kernel, st.out, ideal, ms[0], ideal / ms[0], ms[1], ideal / ms[1]);
+        char stages[96];
+        wb_table_row(table, "%d|%d|%s|%.1f|%.1f (%.2f)|%.1f (%.2f)", s, m,
+                     stages_text(st, stages, sizeof stages), ideal, ms[0], ideal / ms[0], ms[1],
+                     ideal / ms[1]);
     }
     wb_table_print(table, stdout);
     wb_table_free(table);
