@@ -161,17 +161,25 @@ static bool near_piece_edge(int c, int n, int piece, int band)
 /* Every bad pixel of a run and what all of them have in common. A
  * pattern counts only where some pixel of the image lies outside it: in a
  * 1 x 1 image every pixel is on the edge, and says nothing. */
+/* The four sides of a tile, in the order of tile_sides below. */
+enum { TOP, BOTTOM, LEFT, RIGHT, SIDES };
+
 typedef struct {
     size_t bad, unwritten, nan, first;
-    bool all_image_edge, all_tile_edge, all_tile_last_rows, all_partial_tile, nan_tile_edge;
+    bool all_image_edge, all_tile_edge, all_partial_tile, nan_tile_edge;
     bool all_halo_columns;
+    int one_tile_side;   /* TOP ... RIGHT when every bad pixel is near that side; else -1 */
 } census;
 
 /* Where a pixel lies: on the image's edge (within the radius), near a
- * tile's edge, in a tile's last rows, in the last, partial tiles, and (stage
- * 4) in the last 2 radius columns of a warp's 32, whose row pass reads the
- * pixels that the halo lanes load 32 columns further. */
-enum { IMAGE_EDGE, TILE_EDGE, TILE_LAST_ROWS, PARTIAL_TILE, HALO_COLUMNS, PLACES };
+ * tile's edge, near one side of its tile (the taps that reach into the halo
+ * on that side), in the last, partial tiles, and (stage 4) in the last
+ * 2 radius columns of a warp's 32, whose row pass reads the pixels that the
+ * halo lanes load 32 columns further. */
+enum {
+    IMAGE_EDGE, TILE_EDGE, TILE_TOP, TILE_BOTTOM, TILE_LEFT, TILE_RIGHT, PARTIAL_TILE,
+    HALO_COLUMNS, PLACES
+};
 
 static void places_of(int stage, size2 s, int radius, int x, int y, bool *place)
 {
@@ -181,7 +189,10 @@ static void places_of(int stage, size2 s, int radius, int x, int y, bool *place)
                         y >= s.height - radius;
     place[TILE_EDGE] = near_piece_edge(x, s.width, IMAGE_TILE_X, radius) ||
                        near_piece_edge(y, s.height, tile_y, radius);
-    place[TILE_LAST_ROWS] = y % tile_y >= tile_y - radius || y >= s.height - radius;
+    place[TILE_TOP] = y % tile_y < radius;
+    place[TILE_BOTTOM] = y % tile_y >= tile_y - radius || y >= s.height - radius;
+    place[TILE_LEFT] = x % IMAGE_TILE_X < radius;
+    place[TILE_RIGHT] = x % IMAGE_TILE_X >= IMAGE_TILE_X - radius || x >= s.width - radius;
     place[PARTIAL_TILE] = (s.width > IMAGE_TILE_X && x >= s.width / IMAGE_TILE_X * IMAGE_TILE_X) ||
                           (s.height > tile_y && y >= s.height / tile_y * tile_y);
     place[HALO_COLUMNS] = x % IMAGE_TILE_X >= IMAGE_TILE_X - 2 * radius;
@@ -190,7 +201,7 @@ static void places_of(int stage, size2 s, int radius, int x, int y, bool *place)
 static census count_bad_pixels(int stage, size2 s, int radius, const float *got,
                                const double *expected, double tolerance)
 {
-    census c = {0, 0, 0, 0, true, true, true, true, true, true};
+    census c = {0, 0, 0, 0, true, true, true, true, true, -1};
     bool all_bad[PLACES], whole_image[PLACES];
     for (int p = 0; p < PLACES; p++)
         all_bad[p] = whole_image[p] = true;
@@ -215,7 +226,11 @@ static census count_bad_pixels(int stage, size2 s, int radius, const float *got,
     }
     c.all_image_edge = all_bad[IMAGE_EDGE] && !whole_image[IMAGE_EDGE];
     c.all_tile_edge = all_bad[TILE_EDGE] && !whole_image[TILE_EDGE];
-    c.all_tile_last_rows = all_bad[TILE_LAST_ROWS] && !whole_image[TILE_LAST_ROWS];
+    for (int side = TOP; side < SIDES; side++)
+        if (all_bad[TILE_TOP + side] && !whole_image[TILE_TOP + side])
+            c.one_tile_side = c.one_tile_side == -1 ? side : SIDES;   /* SIDES: more than one */
+    if (c.one_tile_side == SIDES)
+        c.one_tile_side = -1;
     c.all_partial_tile = all_bad[PARTIAL_TILE] && !whole_image[PARTIAL_TILE];
     c.nan_tile_edge &= !whole_image[TILE_EDGE];
     c.all_halo_columns = all_bad[HALO_COLUMNS] && !whole_image[HALO_COLUMNS];
@@ -259,7 +274,7 @@ static const char *diagnose(int stage, int boundary, size2 s, int radius, const 
                "- 1 load 32 columns right of their first and store at row_buffer[32 + lane] "
                "(the halo lanes' second pixel: not loaded, not stored, or, where the pixels are "
                "NaN, read before they are stored, a missing __syncwarp() after the store)";
-    if (tiled && c->nan && c->nan_tile_edge && c->all_tile_last_rows)
+    if (tiled && c->nan && c->nan_tile_edge && c->one_tile_side == BOTTOM)
         return "NaN in the last rows of tiles: the halo below them was never loaded, so those "
                "taps read shared memory nobody stored (NaN before the run). The tile is "
                "IMAGE_TILE_Y + 2 radius rows high (the halo on both sides): a bound off by one "
@@ -320,11 +335,25 @@ static const char *diagnose(int stage, int boundary, size2 s, int radius, const 
                "the tile, and that tile's loads or bounds are off (a tap that lies in the tile "
                "but past the image is the boundary condition's, not what the tile holds there)";
     /* Stage 2 loads its halo into the tile; stage 3 reads it from the cache. */
-    if (stage == 2 && c->all_tile_last_rows)
-        return "only the last rows of tiles are wrong: the halo below them was never loaded, "
-               "so those taps read whatever an earlier block left in shared memory. The tile "
-               "is IMAGE_TILE_Y + 2 radius rows high (the halo on both sides): a bound off by "
-               "one or by radius on that side";
+    if (stage == 2 && c->one_tile_side != -1) {
+        static const struct {
+            const char *pixels, *halo, *extent;
+        } tile_sides[SIDES] = {
+            {"first rows", "above", "IMAGE_TILE_Y + 2 radius rows high, from y0 - radius"},
+            {"last rows", "below", "IMAGE_TILE_Y + 2 radius rows high, from y0 - radius"},
+            {"first columns", "left of", "IMAGE_TILE_X + 2 radius columns wide, from x0 - radius"},
+            {"last columns", "right of", "IMAGE_TILE_X + 2 radius columns wide, from x0 - radius"},
+        };
+        static char text[512];
+        snprintf(text, sizeof text,
+                 "only the %s of tiles are wrong (within the mask's radius of that side): the "
+                 "halo %s them was never loaded, or loaded from the wrong place, so those taps "
+                 "read whatever shared memory held. The tile is %s: a bound or a start off by "
+                 "one or by radius on that side",
+                 tile_sides[c->one_tile_side].pixels, tile_sides[c->one_tile_side].halo,
+                 tile_sides[c->one_tile_side].extent);
+        return text;
+    }
     if (tiled && c->all_tile_edge)
         return "only pixels within the mask's radius of a tile's edge are wrong: the halo is "
                "not loaded from the right place (the tile starts at (x0 - radius, y0 - "
