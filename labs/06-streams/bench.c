@@ -720,7 +720,7 @@ int main(int argc, char **argv)
     bool met = wb_bench_target(best.efficiency >= target_efficiency &&
                                    v1 / best.ms >= target_speedup,
                                "best overlapped version (v%d, %d streams, %d segments, %.1f ms): "
-                               "efficiency %.2f (target %.2f), %.2fx version 1 (target %.2fx)",
+                               "efficiency %.3f (target %.2f), %.2fx version 1 (target %.2fx)",
                                best.version, best.streams, best.segments, best.ms, best.efficiency,
                                target_efficiency, v1 / best.ms, target_speedup);
     teardown(&b);
