@@ -143,9 +143,9 @@ static double stage_table(job *j, const unsigned *host, int first, int last, int
     char title[512];
     snprintf(title, sizeof title,
              "scan, n = %d values, inclusive, blocks of %d, %s, median of %d runs of at least "
-             "%.0f ms (%d rotating buffers); GB/s count 4 n bytes read + 4 n written\n"
+             "%.0f ms (%d rotating buffer%s); GB/s count 4 n bytes read + 4 n written\n"
              "copy bandwidth %.0f GB/s (read + write); stages 0-2 scan each tile on its own",
-             j->n, j->block_size, gpu, reps, WB_MIN_RUN_MS, j->buffers, copy);
+             j->n, j->block_size, gpu, reps, WB_MIN_RUN_MS, j->buffers, j->buffers == 1 ? "" : "s", copy);
     wb_table *table = wb_table_new("scan-bench", title,
                                    "stage|kernel|time per call (ms)|GB/s|% of copy|% of CUB");
     for (int stage = first; stage <= last; stage++) {
