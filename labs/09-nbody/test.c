@@ -166,6 +166,129 @@ static double mass_at_origin(const problem *p, const float *got)
     return dot > 0.0 && explained > 0.99 ? dot / pull2 : 0.0;
 }
 
+/* The mistakes that add the right kind of term over the wrong bodies, or
+ * the wrong power of the distance: what each gives body i. */
+typedef enum {
+    SUM_AFTER_SELF,          /* the bodies j > i only */
+    SUM_BEFORE_SELF,         /* the bodies j < i only */
+    SUM_FROM_BLOCK_START,    /* j from the first body of i's block on */
+    SUM_LAST_TILE,           /* the last tile's bodies only */
+    SUM_OWN_BLOCK_PER_TILE,  /* i's block's bodies, once per tile */
+    SUM_OWN_SLOT_PER_TILE,   /* block_size times body start + i % block_size of every tile */
+    SUM_INVERSE_SQUARE,      /* every body, s = m_j / d^2 */
+    SUM_INVERSE_DISTANCE,    /* every body, s = m_j / d */
+    SUM_SHAPES
+} sum_shape;
+
+/* ||got - alt|| / ||alt|| over the checked bodies, alt what `shape` sums
+ * for each of them in double, with blocks (and tiles) of block_size. */
+static double error_against_shape(const problem *p, const float *got, int block_size,
+                                  sum_shape shape)
+{
+    int n = p->n, last_tile = (n - 1) / block_size * block_size;
+    int tiles = (n + block_size - 1) / block_size;
+    double diff = 0.0, size = 0.0, eps2 = (double)EPS * EPS;
+    for (int c = 0; c < p->count; c++) {
+        int i = p->checked[c], block_start = i / block_size * block_size;
+        int first = shape == SUM_AFTER_SELF ? i + 1
+                    : shape == SUM_FROM_BLOCK_START || shape == SUM_OWN_BLOCK_PER_TILE
+                        ? block_start
+                    : shape == SUM_LAST_TILE ? last_tile
+                    : shape == SUM_OWN_SLOT_PER_TILE ? i % block_size
+                                                     : 0;
+        int end = shape == SUM_BEFORE_SELF ? i
+                  : shape == SUM_OWN_BLOCK_PER_TILE ? (block_start + block_size < n
+                                                           ? block_start + block_size
+                                                           : n)
+                                                    : n;
+        int step = shape == SUM_OWN_SLOT_PER_TILE ? block_size : 1;
+        double weight = shape == SUM_OWN_BLOCK_PER_TILE ? tiles
+                        : shape == SUM_OWN_SLOT_PER_TILE ? block_size
+                                                         : 1.0;
+        /* the power of d in the denominator of s */
+        double power = shape == SUM_INVERSE_SQUARE ? 2.0 : shape == SUM_INVERSE_DISTANCE ? 1.0
+                                                                                          : 3.0;
+        const nbody_body *self = &p->bodies[i];
+        double alt[3] = {0.0, 0.0, 0.0};
+        for (int j = first; j < end; j += step) {
+            const nbody_body *other = &p->bodies[j];
+            double d[3] = {(double)other->x - self->x, (double)other->y - self->y,
+                           (double)other->z - self->z};
+            double d2 = eps2 + d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+            double s = weight * other->mass / pow(d2, power / 2.0);
+            for (int k = 0; k < 3; k++)
+                alt[k] += d[k] * s;
+        }
+        for (int k = 0; k < 3; k++) {
+            double e = got[3 * i + k] - alt[k];
+            diff += e * e;
+            size += alt[k] * alt[k];
+        }
+    }
+    return size > 0.0 ? sqrt(diff / size) : INFINITY;
+}
+
+/* Writes into hint the shape that wrong accelerations match, if one does:
+ * the first whose sum is within 1e-3 of them. Shapes that equal the law
+ * here (one tile: the tile mistakes) are skipped, since the law does not
+ * fail. */
+static void diagnose_shape(const problem *p, const float *got, int block_size, char *hint,
+                           size_t len)
+{
+    int n = p->n, last_tile = (n - 1) / block_size * block_size;
+    bool one_tile = n <= block_size;
+    for (int shape = 0; shape < SUM_SHAPES; shape++) {
+        bool tile_shape = shape == SUM_FROM_BLOCK_START || shape == SUM_LAST_TILE ||
+                          shape == SUM_OWN_BLOCK_PER_TILE;
+        if ((tile_shape && one_tile) ||
+            error_against_shape(p, got, block_size, (sum_shape)shape) >= 1e-3)
+            continue;
+        switch ((sum_shape)shape) {
+        case SUM_AFTER_SELF:
+            snprintf(hint, len, " They match the pull of the bodies j > i only: the loop over j "
+                     "starts after i (each thread computes one body's acceleration, so it needs "
+                     "every j: the pair's other half is not added for it).");
+            break;
+        case SUM_BEFORE_SELF:
+            snprintf(hint, len, " They match the pull of the bodies j < i only: the loop over j "
+                     "stops at i (every j < n belongs, i included: its term is 0).");
+            break;
+        case SUM_FROM_BLOCK_START:
+            snprintf(hint, len, " They match the pull of the bodies from the first of the "
+                     "body's own block on (block 0 is right): the tile's load index is start + "
+                     "i, the global index, where start + threadIdx.x belongs.");
+            break;
+        case SUM_LAST_TILE:
+            snprintf(hint, len, " They match the pull of the last tile's bodies only (%d to "
+                     "%d): the sum is reset inside the tile loop (set a to 0 once, before it).",
+                     last_tile, n - 1);
+            break;
+        case SUM_OWN_BLOCK_PER_TILE:
+            snprintf(hint, len, " They match the pull of the body's own block, counted once per "
+                     "tile: every tile holds the block's own bodies (tile[threadIdx.x] loaded "
+                     "from pos_mass[i] or me, where pos_mass[start + threadIdx.x] belongs).");
+            break;
+        case SUM_OWN_SLOT_PER_TILE:
+            snprintf(hint, len, " They match %d times the pull of one body per tile, the one "
+                     "in the thread's own slot: the inner loop reads tile[threadIdx.x] where "
+                     "tile[k] belongs.", block_size);
+            break;
+        case SUM_INVERSE_SQUARE:
+            snprintf(hint, len, " They match s = m_j / d^2 (inv_d squared): d = r_j - r_i is "
+                     "not a unit vector, so the inverse-square law needs one more 1 / d: s = "
+                     "m_j * inv_d * inv_d * inv_d.");
+            break;
+        case SUM_INVERSE_DISTANCE:
+            snprintf(hint, len, " They match s = m_j / d (inv_d once): s = m_j * inv_d * inv_d "
+                     "* inv_d, the cube (rsqrt_ftz(d2) is 1 / d, not 1 / d^3).");
+            break;
+        case SUM_SHAPES:
+            break;
+        }
+        return;
+    }
+}
+
 /* Writes into hint what wrong accelerations look like, when they match a
  * classic mistake's pattern, else "". */
 static void diagnose(const problem *p, const float *got, int block_size, char *hint, size_t len)
@@ -181,7 +304,9 @@ static void diagnose(const problem *p, const float *got, int block_size, char *h
     if (all_zero) {
         snprintf(hint, len, " Every checked acceleration is 0: no body's pull was added (a loop "
                  "that never runs: with fewer bodies than a tile, a tile loop that leaves out "
-                 "the last, partial tile runs not once).");
+                 "the last, partial tile runs not once), or only the body's own term, which is "
+                 "0 (body i read where body j belongs: bodies[i], tile[threadIdx.x] where "
+                 "bodies[j], tile[k] belong).");
         return;
     }
     if (error_against(p, got, n, NBODY_UNSOFTENED) < 1e-3) {
@@ -218,6 +343,9 @@ static void diagnose(const problem *p, const float *got, int block_size, char *h
                  "start < n).", whole, whole, n - 1);
         return;
     }
+    diagnose_shape(p, got, block_size, hint, len);
+    if (hint[0] != '\0')
+        return;
     double mass = mass_at_origin(p, got);
     if (mass > 0.0) {
         int padding = (block_size - n % block_size) % block_size;
