@@ -239,12 +239,62 @@ static census count_bad_cells(int stage, grid g, const float *got, const double 
     return c;
 }
 
+/* Whether the cells never written (or computed from one that was) are
+ * whole rows of the grid, every x of them, while other rows were written:
+ * no thread, warp or block was given those rows (or planes). A grid one
+ * column wide says nothing (every cell is a whole row). */
+static bool unwritten_whole_rows(grid g, const float *got)
+{
+    if (g.nx == 1)
+        return false;
+    size_t rows = cells_of(g) / (size_t)g.nx;
+    bool some_unwritten = false, some_written = false;
+    for (size_t r = 0; r < rows; r++) {
+        int unwritten = 0;
+        for (int x = 0; x < g.nx; x++)
+            unwritten += fabsf(got[r * g.nx + x]) > UNWRITTEN_ABOVE;   /* false for NaN */
+        if (unwritten != 0 && unwritten != g.nx)
+            return false;
+        some_unwritten |= unwritten != 0;
+        some_written |= unwritten == 0;
+    }
+    return some_unwritten && some_written;
+}
+
+/* Whole rows never written: which rows (planes) each stage's threads,
+ * warps or blocks are given. */
+#define ROWS_NEVER_GIVEN                                                                 \
+    "whole rows of the grid (every cell of them) were never written while others were: " \
+    "no thread was given those rows. Check which rows each one gets: "
+static const char *const rows_never_given[STENCIL_STAGES] = {
+    ROWS_NEVER_GIVEN "each thread's y = blockIdx.y * blockDim.y + threadIdx.y, and the guard "
+    "y < ny (not stricter)",
+    ROWS_NEVER_GIVEN "each thread's y = blockIdx.y * STENCIL_TILE_Y + threadIdx.y, and the "
+    "guard y < ny (not stricter)",
+    ROWS_NEVER_GIVEN "each warp marches its own STENCIL_MARCH_ROWS rows, from y_first = "
+    "(blockIdx.y * STENCIL_MARCH_WARPS + threadIdx.y) * STENCIL_MARCH_ROWS (threadIdx.y picks "
+    "the warp's march), every one of them (r < STENCIL_MARCH_ROWS), storing where y < ny (not "
+    "stricter)",
+    ROWS_NEVER_GIVEN "each thread's y = blockIdx.y * blockDim.y + threadIdx.y and z = "
+    "blockIdx.z, and the guard y < ny (not stricter)",
+    ROWS_NEVER_GIVEN "each block marches its own STENCIL_PLANES planes, from z_first = "
+    "blockIdx.z * STENCIL_PLANES to min(z_first + STENCIL_PLANES, nz), and each thread's y = "
+    "blockIdx.y * STENCIL_TILE_Y + threadIdx.y (the guard y < ny, not stricter)",
+    ROWS_NEVER_GIVEN "each warp owns its own STENCIL_STRIP_ROWS rows, from y_first = "
+    "(blockIdx.y * STENCIL_STRIP_WARPS + threadIdx.y) * STENCIL_STRIP_ROWS, every one of them, "
+    "and each block its STENCIL_PLANES planes, from z_first = blockIdx.z * STENCIL_PLANES to "
+    "min(z_first + STENCIL_PLANES, nz), storing where y < ny (not stricter)",
+};
+
 /* What the wrong result looks like: one sentence naming the mistake. */
-static const char *diagnose(int stage, int boundary, int steps, size_t n, const census *c,
+static const char *diagnose(int stage, int boundary, int steps, grid g, const census *c,
                             const float *got, const float *other, bool returned_a,
                             double *const *series)
 {
     geometry t = geometry_of(stage);
+    size_t n = cells_of(g);
+    if (c->unwritten && unwritten_whole_rows(g, got))
+        return rows_never_given[stage];
     if (c->unwritten)
         return "cells were never written (they still hold the 3.39e38 that the second buffer "
                "was filled with), or were computed from one that was: a thread that owns a cell "
@@ -256,7 +306,9 @@ static const char *diagnose(int stage, int boundary, int steps, size_t n, const 
                "halo beyond the grid's last column or row was never loaded (the last thread "
                "inside the grid, x == nx - 1 or y == ny - 1, loads it: the tile's last thread "
                "lies past the grid), or a corner of the halo was read, which a 5-point stencil "
-               "never needs and nobody loads. A larger grid tells the two apart";
+               "never needs and nobody loads, or a halo cell was loaded from before the grid's "
+               "start (x - 1 or y - 1 where before() belongs: the guard zone there is NaN). A "
+               "larger grid tells them apart";
     if (c->nan && c->nan_tile_corner)
         return "NaN at the corners of tiles: those cells read a corner of the halo, which a "
                "5-point stencil never needs and nobody loads (shared memory was NaN before the "
@@ -384,7 +436,7 @@ static void check_run(int stage, int boundary, grid g, int steps, const float *i
         int x = (int)(c.first % g.nx), y = (int)(c.first / g.nx % g.ny),
             z = (int)(c.first / ((size_t)g.nx * g.ny));
         const char *pattern =
-            diagnose(stage, boundary, steps, n, &c, got, other, which == 0, series);
+            diagnose(stage, boundary, steps, g, &c, got, other, which == 0, series);
         cr_assert_fail("%s: %zu of %zu cells wrong (%zu NaN, %zu never written); the first at "
                        "(x, y, z) = (%d, %d, %d): %g, expected %g. %s. Classic mistakes at this "
                        "stage: %s " WB_SEED_HINT,
