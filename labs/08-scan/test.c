@@ -103,6 +103,32 @@ static unsigned *tile_prefixes(const unsigned *in, size_t n, size_t tile, size_t
     return before;
 }
 
+/* Whether got is a scan that adds, for each element, only the `window`
+ * elements ending at it (within its tile): what a Hillis-Steele scan that
+ * stops before its last levels gives. The window (a power of two below the
+ * tile), or 0 when no window fits. */
+static size_t window_of_scan(const unsigned *in, const unsigned *got, const unsigned *expected,
+                             size_t n, scan_kind kind, size_t tile)
+{
+    for (size_t window = 1; window < tile; window *= 2) {
+        size_t i = 0;
+        for (; i < n; i++) {
+            /* The inclusive scan, from which a window is a difference. */
+            unsigned up_to_i = kind == SCAN_INCLUSIVE ? expected[i] : expected[i] + in[i];
+            size_t j = i - window;   /* the last element before the window */
+            unsigned before = i % tile >= window ? (kind == SCAN_INCLUSIVE ? expected[j]
+                                                                           : expected[j] + in[j])
+                                                 : 0;
+            unsigned sum = up_to_i - before;
+            if (got[i] != (kind == SCAN_INCLUSIVE ? sum : sum - in[i]))
+                break;
+        }
+        if (i == n)
+            return window;
+    }
+    return 0;
+}
+
 /* Writes what a wrong scan looks like, when it has a pattern a classic
  * mistake leaves, else "". tile: the stage's tile (the reference starts
  * again at every tile for stages 0-2, and joins them from stage 3 on). */
@@ -119,7 +145,12 @@ static void diagnose(const unsigned *in, const unsigned *got, const unsigned *ex
         size_t last_tile = (n - 1) / tile * tile, unwritten = bad;
         while (unwritten < n && got[unwritten] == POISON)
             unwritten++;
-        if (bad >= last_tile && unwritten == n && n % tile != 0)
+        if (stage >= 3 && n % 4 != 0 && bad >= n - n % 4 && unwritten == n)
+            snprintf(hint, hint_len, "; elements %zu to %zu, in the last partial vector "
+                     "(elements %zu to %zu), were never written: store_tile's element-by-element "
+                     "branch stores .x, .y and .z, each where it is below n", bad, n - 1,
+                     n - n % 4, n - 1);
+        else if (bad >= last_tile && unwritten == n && n % tile != 0)
             snprintf(hint, hint_len, "; elements %zu to %zu, in the last partial tile (it starts "
                      "at %zu), were never written: a tile count that rounds down, or a store "
                      "that leaves out the elements of a partial vector", bad, n - 1, last_tile);
@@ -140,6 +171,15 @@ static void diagnose(const unsigned *in, const unsigned *got, const unsigned *ex
                  "inclusive/exclusive confusion", kind_name(!kind), kind_name(kind));
         return;
     }
+    if (stage == 0) {
+        size_t window = window_of_scan(in, got, expected, n, kind, tile);
+        if (window) {
+            snprintf(hint, hint_len, "; every element holds the sum of only the %zu elements "
+                     "ending at it: the levels stopped early (they run while offset < "
+                     "blockDim.x; the last adds the word blockDim.x / 2 to the left)", window);
+            return;
+        }
+    }
     uint32_t diff = got[bad] - expected[bad];
     for (uint32_t k = 1; k <= 4; k++) {
         if (diff == k * POISON || diff == (uint32_t)(-(int64_t)k * POISON)) {
@@ -152,6 +192,12 @@ static void diagnose(const unsigned *in, const unsigned *got, const unsigned *ex
     }
     if (stage < 3)
         return;
+    if (n % 4 != 0 && bad >= n - n % 4) {
+        snprintf(hint, hint_len, "; only elements of the last partial vector (elements %zu to "
+                 "%zu) are wrong: load_tile's element-by-element branch loads .x, .y and .z, "
+                 "each from in where it is below n (0 past n)", n - n % 4, n - 1);
+        return;
+    }
     /* Stages 3 and 4: per tile, what came before it and what it holds. */
     unsigned *before = tile_prefixes(in, n, tile, (n + tile - 1) / tile);
     bool alone = true, own_sum_added = true;
@@ -490,7 +536,8 @@ Test(scan, stage4_look_back_waits,
             : got - v0 == POISON || got - v1 == POISON || got == 2 * POISON ||
                       got == POISON + POISON + v0
                 ? "it added the poison the status values were filled with: it read a tile's "
-                  "value before its flag said the value was there"
+                  "value before its flag said the value was there (it read the value first, or "
+                  "did not wait while a flag was TILE_EMPTY)"
                 : "";
         cr_assert(got == expected,
                   "look_back from tile 2, with tile 1's aggregate %u published after 50 us and "
@@ -598,6 +645,32 @@ static int compare_unsigned(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* What a wrong list of kept indices looks like, when it has a pattern a
+ * classic mistake of scatter_kept leaves, else "". */
+static const char *list_pattern(const unsigned *list, const unsigned *expected, size_t kept,
+                                int block_size)
+{
+    size_t written = 0;
+    while (written < kept && list[written] != POISON)
+        written++;
+    bool rest_unwritten = written < kept;
+    for (size_t i = written; i < kept; i++)
+        rest_unwritten = rest_unwritten && list[i] == POISON;
+    if (rest_unwritten && written <= (size_t)scan_tile_size(SCAN_COMPACTION_STAGE, block_size))
+        return " (the list was written only up to one tile's worth of indices, the rest never: "
+               "every tile wrote at the start of the list; a tile's kept indices go at its own "
+               "offset, tile_offset + position)";
+    bool vector_starts = true, all_starts = true;
+    for (size_t i = 0; i < kept; i++) {
+        vector_starts = vector_starts && list[i] == (expected[i] & ~3u);
+        all_starts = all_starts && expected[i] % 4 == 0;
+    }
+    if (vector_starts && !all_starts)
+        return " (every index is the first of its vector of four: a kept .y, .z or .w wrote "
+               "first_index where first_index + 1, + 2 or + 3 belongs)";
+    return "";
+}
+
 static void check_compact(int version, int n, int permille, int block_size, int runs)
 {
     char label[160], what[200];
@@ -658,12 +731,14 @@ static void check_compact(int version, int n, int permille, int block_size, int 
         char report[1024];
         if (wb_compare_ints((const int *)list, (const int *)expected, kept, report,
                             sizeof report)) {
+            const char *pattern = list_pattern(list, expected, kept, block_size);
             qsort(list, kept, sizeof(unsigned), compare_unsigned);
             bool as_a_set = memcmp(list, expected, sizeof(unsigned) * kept) == 0;
             cr_assert_fail("%s, run %d: the list differs: %s%s. Classic mistakes: %s "
                            WB_SEED_HINT, what, run + 1, report,
                            as_a_set ? " (the right indices, in the wrong order: the scan gives "
-                                      "each kept index its place, in order)" : "",
+                                      "each kept index its place, in order)"
+                                    : pattern,
                            classic_mistakes[5], wb_seed());
         }
     }
