@@ -924,8 +924,11 @@ static void check_donation(const int *work, int n, int k, int blocks, int thread
         for (int p = 0; p < length && first < 0; p++)
             if (by_element(&got_pairs[p], &pairs[p]) != 0)
                 first = p;
-        donation got_first = got_pairs[first < 0 ? 0 : first],
-                 expected_first = pairs[first < 0 ? 0 : first];
+        donation got_first = {0, 0}, expected_first = {0, 0};
+        if (first >= 0) {
+            got_first = got_pairs[first];
+            expected_first = pairs[first];
+        }
         cr_assert(first < 0, "%s: the worklist, sorted by element, differs from the expected "
                   "pairs from the %d-th on: got (%d, %d), expected (%d, %d). %s " WB_SEED_HINT,
                   what, first + 1, got_first.element, got_first.amount, expected_first.element,
