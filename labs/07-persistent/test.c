@@ -225,6 +225,37 @@ static void free_tasks(task_set *s)
     free(s->host_in);
 }
 
+/* Names the mistake that leaves these visits (once[t]: whether task t
+ * must be done once, or not at all), where they differ from once: from
+ * which tasks were done never, and which twice or more. */
+static const char *visits_mistake(const int *visits, const int *once, int tasks)
+{
+    int done = 0, never = 0, again = 0;
+    for (int t = 0; t < tasks; t++) {
+        if (!once[t])
+            continue;
+        done += visits[t] != 0;
+        never += visits[t] == 0;
+        again += visits[t] > 1;
+    }
+    if (done == 0)
+        return "no task was done: does thread 0 claim with atomicAdd(&next_task, 1) and the "
+               "block run run_task on the task claimed?";
+    if (again == 0)
+        return "some tasks were never done, none twice: a block left (or stopped claiming) "
+               "while tasks were left; each block claims again and again, and leaves only "
+               "when its claim is >= tasks";
+    if (never == 0)
+        return "some tasks were done twice, none missed: two blocks were given the same task, "
+               "as a claim that is not one atomicAdd gives (a read, then a write of next_task)";
+    return "tasks done twice and others never: a block ran a task number it had not claimed. "
+           "Did it read task before thread 0's claim was written (a barrier after the claim), "
+           "or thread 0 claim again before the whole block had read task (a barrier after "
+           "the task), or more than thread 0 claim? Stage 4: or a slot read before the host's "
+           "write of it was visible (the task written before head moves), or after the host "
+           "refilled it (a slot is claimed % in_flight, refilled only once marked done)";
+}
+
 /* Every element right, every task visited exactly once, no guard zone
  * touched; the tasks before first_task (done already: the pool started
  * part-way) not visited, their outputs still poisoned. */
@@ -251,7 +282,10 @@ static void check_tasks(task_set *s, int first_task, const char *what)
               "(say block 0's thread 0 at its start)? Then a block that starts late resets it "
               "after other blocks have claimed, and their tasks run twice " WB_SEED_HINT,
               what, done_again, first_task, first_task, wb_seed());
-    wb_assert_ints_equal(visits, once, (size_t)s->tasks, label);
+    char report[1024];
+    size_t bad = wb_compare_ints(visits, once, (size_t)s->tasks, report, sizeof report);
+    cr_assert(bad == 0, "%s: %s;\n  %s " WB_SEED_HINT, label, report,
+              bad ? visits_mistake(visits, once, s->tasks) : "", wb_seed());
     snprintf(label, sizeof label, "%s: task outputs", what);
     wb_fetch(got, s->out, sizeof(unsigned) * s->n, label);
     size_t first_element = (size_t)first_task * (size_t)s->task_size;
@@ -426,8 +460,9 @@ static int checked_coresident(int part, int block_size)
     cr_assert(most >= low && most <= high,
               "coresident_blocks(%d, %d) = %d: with %d SMs and %d-thread blocks expected "
               "between %d and %d (blocks per SM from the occupancy API for the stage %d kernel, "
-              "times the SMs)", part, block_size, most, dev.sm_count, block_size, low, high,
-              part + 1);
+              "times the SMs; the API's answer depends on the kernel and on the block size "
+              "asked about: ask it about this part's kernel with this block_size)", part,
+              block_size, most, dev.sm_count, block_size, low, high, part + 1);
     return most;
 }
 
