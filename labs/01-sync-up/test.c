@@ -331,6 +331,17 @@ static void assert_chain_part(const int *got, const int *expected, int n, const 
     cr_assert(bad == 0, "%s: %s: %s;\n  %s " WB_SEED_HINT, what, part, report, hint, wb_seed());
 }
 
+/* Whether the 2n tickets show each participant stepping up right after its
+ * own step down (order[k] = 2k, order[n + k] = 2k + 1): what a chain leaves
+ * whose participants step up before they ask the next one. */
+static bool up_right_after_down(const int *order, int n)
+{
+    bool alternating = n > 1;
+    for (int k = 0; k < n && alternating; k++)
+        alternating = order[k] == 2 * k && order[n + k] == 2 * k + 1;
+    return alternating;
+}
+
 /* A chain of blocks x threads participants, RUNS times on fresh inputs. The
  * tickets are checked first: they show the order of the steps exactly; the
  * values then show a step that ran in its turn but read its neighbour's
@@ -364,6 +375,10 @@ static void check_chain(int blocks, int threads, wb_rng *rng)
         wb_fetch(got + n, d_up, bytes, label);
         assert_chain_part(got + 2 * n, expected + 2 * n, n, what,
             "order[k], the ticket of participant k's step down",
+            up_right_after_down(got + 2 * n, n) ?
+            "the tickets go down, up, down, up: each participant stepped up right after "
+            "stepping down, before asking k + 1 (handshake_ask, which waits for the answer, "
+            "comes between step_down and step_up)" :
             "participant k steps down only after k - 1 has stepped down and asked: "
             "handshake_wait spins until the flag is 1 (a poisoned entry is a step never "
             "taken: does every participant run, with k from blockIdx and threadIdx?)");
