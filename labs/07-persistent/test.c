@@ -636,7 +636,9 @@ WB_SOURCE_RULES_TEST(persistent_source, stage2_memory_order,
 
 #define CLAIM_BARRIERS \
     "thread 0 claims with an atomicAdd, a barrier before everyone reads the claim, and " \
-    "one after the task (everyone has read it before thread 0 claims again)"
+    "one after the task (everyone has read it before thread 0 claims again); the whole " \
+    "block tests the claim after the first barrier and leaves together (a test inside " \
+    "thread 0's branch reads the claim before that barrier, and only thread 0 leaves)"
 WB_SOURCE_RULES_TEST(persistent_source, stage3_barriers,
     {"worker_pool", .fresh_accesses = 1, .barriers = 2, .shared = "__shared__",
      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = CLAIM_BARRIERS})
