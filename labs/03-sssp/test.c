@@ -742,12 +742,19 @@ static void check_stale_far_entry(void)
     long long relaxed = wb_observe_i64(label, stats.edges_relaxed);
     snprintf(label, sizeof label, "%s: rounds", what);
     int rounds = wb_observe_int(label, stats.rounds);
+    /* Everything pushed near (stage 2's order) relaxes v's edge twice in
+     * the first phase, at 100 and at 2, in 3 or 4 rounds; a stale entry
+     * taken near again relaxes it in a fifth round. */
+    const char *all_near = relaxed == 5 && rounds < 5 ?
+        "v was processed at 100 too, in the first phase: every improvement went to the near "
+        "list. Relax pushes near only when alt, the new distance, is below the threshold (du "
+        "always is), the rest to the far pile. Or " : "";
     cr_assert(relaxed == 4 && rounds == 4,
-              "%s: %lld edges relaxed in %d rounds with work, expected 4 in 4: v sits on the far "
-              "list with distance 100 and is settled at 2 through u in the first phase; when the "
-              "far list is split, v is below the old threshold and must be dropped (d < "
+              "%s: %lld edges relaxed in %d rounds with work, expected 4 in 4: %sv sits on the "
+              "far list with distance 100 and is settled at 2 through u in the first phase; when "
+              "the far list is split, v is below the old threshold and must be dropped (d < "
               "old_threshold: continue), not taken to the near list again " WB_SEED_HINT,
-              what, relaxed, rounds, wb_seed());
+              what, relaxed, rounds, all_near, wb_seed());
     device_side_free(&d);
     graph_free(&host);
 }
