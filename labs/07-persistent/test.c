@@ -58,6 +58,28 @@ static void poison_pingpong(pingpong_arrays *a)
         a->round_trip[i] = NAN;
 }
 
+/* Names the mistake that leaves these producers (they differ from the
+ * expected ones): the GPU's numbers never logged, or logged at the number
+ * the GPU received instead of the one it produced. */
+static const char *producer_mistake(const int *producer, int n)
+{
+    bool odd_missing = true, even_gpu = true;
+    for (int k = 0; k < n; k++) {
+        if (k % 2 == 1)
+            odd_missing = odd_missing && producer[k] == WB_POISON_INT;
+        else if (k + 1 < n)   /* the CPU's last number is handed over to nobody */
+            even_gpu = even_gpu && producer[k] == PRODUCER_GPU;
+    }
+    if (odd_missing && even_gpu)
+        return "the GPU logged the number it was handed, not the one it produced: "
+               "log[number] = PRODUCER_GPU where number = *counter + 1";
+    if (odd_missing)
+        return "no odd number was logged: the GPU's turn writes log[number] = PRODUCER_GPU "
+               "for the number it produces";
+    return "numbers 0, 2, 4, ... are the CPU's (1) and 1, 3, 5, ... the GPU's (2), each "
+           "logged once by the side that produced it";
+}
+
 /* Producer and round trips observed and checked; what names the run. */
 static void verify_pingpong(pingpong_arrays *a, const char *what)
 {
@@ -68,7 +90,10 @@ static void verify_pingpong(pingpong_arrays *a, const char *what)
     snprintf(label, sizeof label, "%s: round trips", what);
     wb_observe(label, a->round_trip, sizeof(double) * (size_t)(hand_offs + 1));
     snprintf(label, sizeof label, "%s: producer of each number (1 = CPU, 2 = GPU)", what);
-    wb_assert_ints_equal(a->producer, a->expected, (size_t)n, label);
+    char report[1024];
+    size_t bad = wb_compare_ints(a->producer, a->expected, (size_t)n, report, sizeof report);
+    cr_assert(bad == 0, "%s: %s;\n  %s " WB_SEED_HINT, label, report,
+              bad ? producer_mistake(a->producer, n) : "", wb_seed());
     cr_assert(a->producer[n] == WB_POISON_INT,
               "%s: producer[%d], past the end of the array, was written " WB_SEED_HINT, what, n,
               wb_seed());
