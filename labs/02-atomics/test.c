@@ -175,16 +175,29 @@ typedef enum {
     REDUCE_MISTAKES
 } reduce_way;
 
-/* What block b leaves in out[b % slots] when it sends the way `way` says:
+/* What the lanes of one warp hold after the shuffle-down loop of
+ * reduce_per_warp, from their values value[0 .. lanes - 1]: all lanes
+ * read before any writes, and __shfl_down_sync from a lane past 31 returns
+ * the caller's own value. */
+static void warp_after_shuffles(const int *value, int lanes, reduce_op op, int *lane)
+{
+    int identity = op == REDUCE_SUM ? 0 : INT_MIN;
+    for (int l = 0; l < 32; l++)
+        lane[l] = l < lanes ? value[l] : identity;
+    for (int offset = 16; offset > 0; offset /= 2)
+        for (int l = 0; l < 32; l++)   /* upwards: lane l + offset is not updated yet */
+            lane[l] = fold_op(op, lane[l], lane[l + offset < 32 ? l + offset : l]);
+}
+
+/* What block b leaves in out[b % slots] when it sends the way `way` says;
  * thread t's elements are in[(b * REDUCE_ITEMS + k) * block_size + t]
- * (reduce_index), and __shfl_down_sync from a lane past 31 returns the
- * caller's own value. */
+ * (reduce_index). */
 static void reduce_sent(const int *in, int n, int slots, int block_size, reduce_op op,
                         reduce_way way, int *out)
 {
     int identity = op == REDUCE_SUM ? 0 : INT_MIN;
     int blocks = (int)(((long long)n + REDUCE_ITEMS * block_size - 1) / (REDUCE_ITEMS * block_size));
-    int *value = host_ints((size_t)block_size);
+    int *value = host_ints((size_t)block_size), lane[32];
     for (int s = 0; s < slots; s++)
         out[s] = identity;
     for (int b = 0; b < blocks; b++) {
@@ -199,23 +212,25 @@ static void reduce_sent(const int *in, int n, int slots, int block_size, reduce_
             block_total = fold_op(op, block_total, value[t]);
         }
         int *slot = &out[b % slots];
-        if (way == FIRST_THREAD_ONLY)
+        switch (way) {
+        case FIRST_THREAD_ONLY:
             *slot = fold_op(op, *slot, value[0]);
-        for (int t = 0; way == EVERY_THREAD_SENDS && t < block_size; t++)
-            *slot = fold_op(op, *slot, block_total);
-        for (int w = 0; w * 32 < block_size; w++) {
-            if (way != FIRST_WARP_ONLY && way != EVERY_LANE_SENDS)
-                break;
-            int lanes = block_size - w * 32 < 32 ? block_size - w * 32 : 32, lane[32];
-            for (int l = 0; l < 32; l++)
-                lane[l] = l < lanes ? value[w * 32 + l] : identity;
-            for (int offset = 16; offset > 0; offset /= 2)
-                for (int l = 0; l < 32; l++)   /* in order: lane l + offset not yet updated */
-                    lane[l] = fold_op(op, lane[l], lane[l + offset < 32 ? l + offset : l]);
-            if (way == FIRST_WARP_ONLY && w == 0)
-                *slot = fold_op(op, *slot, lane[0]);
-            for (int l = 0; way == EVERY_LANE_SENDS && l < lanes; l++)
-                *slot = fold_op(op, *slot, lane[l]);
+            break;
+        case FIRST_WARP_ONLY:
+            warp_after_shuffles(value, block_size < 32 ? block_size : 32, op, lane);
+            *slot = fold_op(op, *slot, lane[0]);
+            break;
+        case EVERY_LANE_SENDS:
+            for (int w = 0; w * 32 < block_size; w++) {
+                int lanes = block_size - w * 32 < 32 ? block_size - w * 32 : 32;
+                warp_after_shuffles(value + w * 32, lanes, op, lane);
+                for (int l = 0; l < lanes; l++)
+                    *slot = fold_op(op, *slot, lane[l]);
+            }
+            break;
+        default:   /* EVERY_THREAD_SENDS */
+            for (int t = 0; t < block_size; t++)
+                *slot = fold_op(op, *slot, block_total);
         }
     }
     free(value);
