@@ -331,6 +331,17 @@ static void assert_chain_part(const int *got, const int *expected, int n, const 
     cr_assert(bad == 0, "%s: %s: %s;\n  %s " WB_SEED_HINT, what, part, report, hint, wb_seed());
 }
 
+/* Whether the 2n tickets show each participant stepping up right after its
+ * own step down (order[k] = 2k, order[n + k] = 2k + 1): what a chain leaves
+ * whose participants step up before they ask the next one. */
+static bool up_right_after_down(const int *order, int n)
+{
+    bool alternating = n > 1;
+    for (int k = 0; k < n && alternating; k++)
+        alternating = order[k] == 2 * k && order[n + k] == 2 * k + 1;
+    return alternating;
+}
+
 /* A chain of blocks x threads participants, RUNS times on fresh inputs. The
  * tickets are checked first: they show the order of the steps exactly; the
  * values then show a step that ran in its turn but read its neighbour's
@@ -364,6 +375,10 @@ static void check_chain(int blocks, int threads, wb_rng *rng)
         wb_fetch(got + n, d_up, bytes, label);
         assert_chain_part(got + 2 * n, expected + 2 * n, n, what,
             "order[k], the ticket of participant k's step down",
+            up_right_after_down(got + 2 * n, n) ?
+            "the tickets go down, up, down, up: each participant stepped up right after "
+            "stepping down, before asking k + 1 (handshake_ask, which waits for the answer, "
+            "comes between step_down and step_up)" :
             "participant k steps down only after k - 1 has stepped down and asked: "
             "handshake_wait spins until the flag is 1 (a poisoned entry is a step never "
             "taken: does every participant run, with k from blockIdx and threadIdx?)");
@@ -443,8 +458,10 @@ static void assert_maximum(int got, int expected, bool all_negative, bool after_
         hint = "0x7F7F7F7F is what partial[] held when the kernel started: the last block "
                "read a partial result before the store of it was visible (a __threadfence() "
                "between storing the partial result and taking the ticket, and one between "
-               "drawing the last ticket and reading partial[]), or read one past the last "
-               "block's (b < gridDim.x, not <=)";
+               "drawing the last ticket and reading partial[]), read one past the last "
+               "block's (b < gridDim.x, not <=), or never stored by most blocks: each stores "
+               "its own at partial[blockIdx.x] (not partial[threadIdx.x], which is 0 for "
+               "thread 0 of every block)";
     else if (got == 0 && all_negative)
         hint = "the maximum is 0 but the inputs are all negative: did you start the maximum "
                "at 0 instead of INT_MIN (or the first partial result)?";
@@ -712,6 +729,150 @@ static const char *rounding_mistake(const int *work, int n, int k, const int *go
     return found;
 }
 
+/* The one threshold t with got_kept[i] == min(work[i], t) for every i, or
+ * -1 when no single threshold gives what came back (or nothing was capped). */
+static long long threshold_kept(const int *work, int n, const int *got_kept)
+{
+    long long t = -1;
+    for (int i = 0; i < n && t < 0; i++)
+        if (got_kept[i] < work[i])
+            t = got_kept[i];
+    for (int i = 0; i < n && t >= 0; i++)
+        if (got_kept[i] != (work[i] < t ? work[i] : t))
+            t = -1;
+    return t;
+}
+
+/* Names the mistake whose kept[] came back (got_kept differs from kept, the
+ * right one), in message[]: the threshold rounded the wrong way, built from
+ * a wrong sum or a wrong count, k forgotten, kept[] written on one side of
+ * the test only or not for every element, or not the smaller of the two. */
+static const char *kept_mistake(const int *work, int n, int k, int blocks, int threads,
+                                const int *kept, const int *got_kept, char *message,
+                                size_t size)
+{
+    const char *rounded = rounding_mistake(work, n, k, got_kept);
+    if (rounded) {
+        snprintf(message, size, "these are the results of an average rounded the wrong way "
+                 "(%s): the average is the integer division donation_total / n, which rounds "
+                 "down", rounded);
+        return message;
+    }
+    unsigned long long total = 0;
+    for (int i = 0; i < n; i++)
+        total += (unsigned long long)work[i];
+    long long keep = (long long)(total / (unsigned long long)n) + k;
+    /* Which elements came back poisoned: those past the grid's threads, the
+     * givers (work above keep) or the others. */
+    long long everyone = (long long)blocks * threads;
+    bool poison_only = true, past_grid = true, givers = true, others = true;
+    for (int i = 0; i < n; i++) {
+        bool poisoned = got_kept[i] == WB_POISON_INT;
+        if (got_kept[i] != kept[i] && !poisoned)
+            poison_only = false;
+        if (poisoned != (i >= everyone))
+            past_grid = false;
+        if (poisoned != (work[i] > keep))
+            givers = false;
+        if (poisoned != (work[i] <= keep))
+            others = false;
+    }
+    if (poison_only && past_grid)
+        return "kept[i] was never written for i >= blocks x threads: each thread handled one "
+               "element; a grid-stride loop (i += gridDim.x * blockDim.x) handles them all";
+    if (poison_only && givers)
+        return "kept[i] was never written for the elements that give: an element above "
+               "average + k keeps average + k (kept[i] = min(work[i], keep) for every element)";
+    if (poison_only && others)
+        return "kept[i] was never written for the elements that give nothing: they keep all "
+               "their work (kept[i] = min(work[i], keep) for every element, outside the if)";
+    bool all_keep = true, all_work = true;
+    for (int i = 0; i < n; i++) {
+        all_keep = all_keep && got_kept[i] == keep;
+        all_work = all_work && got_kept[i] == work[i];
+    }
+    if (all_keep)
+        return "every element kept average + k, even those with less work: kept[i] is the "
+               "smaller of work[i] and average + k";
+    if (all_work)
+        return "every element kept all its work: the threshold came out above every "
+               "element's work (a total too large: did every thread of a block add the "
+               "block's share to donation_total? block_sum returns it to every thread, and "
+               "one per block adds), or nothing was taken from those above average + k "
+               "(kept[i] = min(work[i], keep))";
+    long long t = threshold_kept(work, n, got_kept);
+    if (t < 0)
+        return "kept[i] is the smaller of work[i] and average + k; a threshold that differs "
+               "from element to element is an average read too early (read donation_total "
+               "only after the grid's barrier, cg::this_grid().sync(), when every block has "
+               "added its share) or each block's own average in place of the grid's "
+               "(donation_total / n)";
+    long long average = keep - k, got_average = t - k;
+    bool over_threads =
+        everyone != n && got_average == (long long)(total / (unsigned long long)everyone);
+    if (k > 0 && t == average)
+        snprintf(message, size, "one threshold for every element, %lld: the average alone, "
+                 "k forgotten (keep = average + k = %lld)", t, keep);
+    else if (got_average == 0)
+        snprintf(message, size, "one threshold for every element, %lld = k (expected %lld): "
+                 "the average came out 0, the total read before any block had added its "
+                 "share: read donation_total only after the grid's barrier "
+                 "(cg::this_grid().sync()), and add the shares before it%s", t, keep,
+                 over_threads ? "; or the total divided by the grid's threads, not by the n "
+                                "elements" : "");
+    else if (threads > 1 &&
+             got_average == (long long)(total * (unsigned long long)threads / (unsigned long long)n))
+        snprintf(message, size, "one threshold for every element, %lld (expected %lld): the "
+                 "average of a total %d times too large: every thread of a block added the "
+                 "block's share to donation_total (block_sum returns it to every thread); "
+                 "only one thread per block adds", t, keep, threads);
+    else if (over_threads)
+        snprintf(message, size, "one threshold for every element, %lld (expected %lld): the "
+                 "total divided by the grid's %lld threads, not by the n = %d elements", t,
+                 keep, everyone, n);
+    else
+        snprintf(message, size, "one threshold for every element, %lld, expected %lld "
+                 "(average %lld + k %d): a wrong average (read donation_total only after the "
+                 "grid's barrier, cg::this_grid().sync(), when every block has added its "
+                 "share), or a wrong k", t, keep, average, k);
+    return message;
+}
+
+/* What a pair stored at list[at] and list[at + 1] leaves: `length` pairs
+ * (two or more) that fill only the first length + 1 ints. */
+static bool pairs_overlap(const int *got_list, int length)
+{
+    bool overlapping = length >= 2;
+    for (int i = length + 1; i < 2 * length && overlapping; i++)
+        overlapping = got_list[i] == WB_POISON_INT;
+    return overlapping;
+}
+
+static const char *const pairs_overlap_message =
+    "the pairs fill only the first length + 1 ints of the list: the tail counts pairs, not "
+    "ints, so pair p goes to list[2p] and list[2p + 1], not list[p] and list[p + 1]";
+
+/* Names the mistake that leaves the pairs that came back, where their
+ * number is right but `got`, the first that differs (sorted by element),
+ * is not `expected`. */
+static const char *pairs_mistake(const int *work, int n, const int *got_list, int length,
+                                 donation got, donation expected)
+{
+    if (pairs_overlap(got_list, length))
+        return pairs_overlap_message;
+    if (got.element == expected.element && got.element >= 0 && got.element < n &&
+        got.amount == work[got.element])
+        return "the amount pushed is the element's whole work: it gives only what is above "
+               "the threshold, work[i] - (average + k)";
+    if (got.element == expected.element && got.element >= 0 && got.element < n &&
+        got.amount == work[got.element] - expected.amount)
+        return "the amount pushed is what the element keeps (average + k): it gives what is "
+               "above it, work[i] - (average + k)";
+    return "A slot written twice and another never (two threads given the same position by "
+           "a tail that is not atomic), or a pair written in the wrong order (list[2p] = "
+           "element, list[2p + 1] = amount)";
+}
+
 /* One launch of work_donation on work[0 .. n-1] (host), RUNS times, each
  * checked against the model: kept[] exactly, the pairs as a multiset, the
  * length exactly, nothing written past the length (poison) or past the
@@ -744,16 +905,11 @@ static void check_donation(const int *work, int n, int k, int blocks, int thread
         snprintf(label, sizeof label, "%s: list", what);
         wb_fetch(got_list, d_list, 2 * bytes, label);
 
-        char report[1024];
+        char report[1024], mistake[400];
         size_t bad = wb_compare_ints(got_kept, kept, (size_t)n, report, sizeof report);
-        const char *rounded = bad ? rounding_mistake(work, n, k, got_kept) : NULL;
         cr_assert(bad == 0, "%s: kept: %s;\n  %s " WB_SEED_HINT, what, report,
-                  rounded ? "these are the results of an average rounded the wrong way: the "
-                            "average is the integer division donation_total / n, which rounds "
-                            "down" :
-                  "kept[i] is the smaller of work[i] and average + k; a threshold wrong "
-                  "everywhere is a wrong average: read donation_total only after the grid's "
-                  "barrier (cg::this_grid().sync()), when every block has added its share",
+                  bad ? kept_mistake(work, n, k, blocks, threads, kept, got_kept, mistake,
+                                     sizeof mistake) : "",
                   wb_seed());
         cr_assert(got_length >= 0 && got_length <= n, "%s: the length is %d, outside 0 .. n "
                   "(expected %d): the tail is *a.length, 0 at launch, one more per pair pushed "
@@ -765,9 +921,11 @@ static void check_donation(const int *work, int n, int k, int blocks, int thread
         for (int p = 0; p < got_length && zero < 0; p++)
             if (got_pairs[p].amount == 0)
                 zero = p;
-        cr_assert(zero < 0, "%s: element %d pushed a pair with amount 0: an element whose work "
-                  "is exactly average + k has nothing to give (work > keep, not >=) "
-                  WB_SEED_HINT, what, got_pairs[zero < 0 ? 0 : zero].element, wb_seed());
+        cr_assert(zero < 0, "%s: element %d pushed a pair with amount 0: %s " WB_SEED_HINT,
+                  what, got_pairs[zero < 0 ? 0 : zero].element,
+                  pairs_overlap(got_list, got_length) ? pairs_overlap_message :
+                  "an element whose work is exactly average + k has nothing to give (work > "
+                  "keep, not >=)", wb_seed());
         cr_assert(got_length == length, "%s: the worklist holds %d pairs, expected %d: %s "
                   WB_SEED_HINT, what, got_length, length,
                   got_length < length ?
@@ -781,14 +939,18 @@ static void check_donation(const int *work, int n, int k, int blocks, int thread
         for (int p = 0; p < length && first < 0; p++)
             if (by_element(&got_pairs[p], &pairs[p]) != 0)
                 first = p;
+        donation got_first = {0, 0}, expected_first = {0, 0};
+        if (first >= 0) {
+            got_first = got_pairs[first];
+            expected_first = pairs[first];
+        }
         cr_assert(first < 0, "%s: the worklist, sorted by element, differs from the expected "
-                  "pairs from the %d-th on: got (%d, %d), expected (%d, %d). A slot written "
-                  "twice and another never (two threads given the same position by a tail "
-                  "that is not atomic), or a pair written in the wrong order "
-                  "(list[2p] = element, list[2p + 1] = amount) " WB_SEED_HINT,
-                  what, first + 1, got_pairs[first < 0 ? 0 : first].element,
-                  got_pairs[first < 0 ? 0 : first].amount, pairs[first < 0 ? 0 : first].element,
-                  pairs[first < 0 ? 0 : first].amount, wb_seed());
+                  "pairs from the %d-th on: got (%d, %d), expected (%d, %d). %s " WB_SEED_HINT,
+                  what, first + 1, got_first.element, got_first.amount, expected_first.element,
+                  expected_first.amount,
+                  first < 0 ? "" : pairs_mistake(work, n, got_list, length, got_first,
+                                                  expected_first),
+                  wb_seed());
         for (int i = 2 * length; i < 2 * n; i++)
             cr_assert(got_list[i] == WB_POISON_INT, "%s: list[%d] was written, past the %d "
                       "pairs pushed (%d ints): a pair written at a position the tail never "

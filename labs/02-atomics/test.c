@@ -160,6 +160,125 @@ typedef struct {
     int slots, block_size, lo, hi;
 } reduce_input;
 
+static int fold_op(reduce_op op, int a, int b)
+{
+    return op == REDUCE_SUM ? (int)((unsigned)a + (unsigned)b) : a > b ? a : b;
+}
+
+/* The mistakes reduce_mistake recognises, each a way of sending into the
+ * slots that the model below computes. */
+typedef enum {
+    FIRST_THREAD_ONLY,   /* only thread 0 of each block folds its elements in */
+    FIRST_WARP_ONLY,     /* only the first warp of each block sends */
+    EVERY_LANE_SENDS,    /* after the shuffle-down loop, every lane sends what it holds */
+    EVERY_THREAD_SENDS,  /* every thread sends the block's partial */
+    REDUCE_MISTAKES
+} reduce_way;
+
+/* What the lanes of one warp hold after the shuffle-down loop of
+ * reduce_per_warp, from their values value[0 .. lanes - 1]: all lanes
+ * read before any writes, and __shfl_down_sync from a lane past 31 returns
+ * the caller's own value. */
+static void warp_after_shuffles(const int *value, int lanes, reduce_op op, int *lane)
+{
+    int identity = op == REDUCE_SUM ? 0 : INT_MIN;
+    for (int l = 0; l < 32; l++)
+        lane[l] = l < lanes ? value[l] : identity;
+    for (int offset = 16; offset > 0; offset /= 2)
+        for (int l = 0; l < 32; l++)   /* upwards: lane l + offset is not updated yet */
+            lane[l] = fold_op(op, lane[l], lane[l + offset < 32 ? l + offset : l]);
+}
+
+/* What block b leaves in out[b % slots] when it sends the way `way` says;
+ * thread t's elements are in[(b * REDUCE_ITEMS + k) * block_size + t]
+ * (reduce_index). */
+static void reduce_sent(const int *in, int n, int slots, int block_size, reduce_op op,
+                        reduce_way way, int *out)
+{
+    int identity = op == REDUCE_SUM ? 0 : INT_MIN;
+    int blocks = (int)(((long long)n + REDUCE_ITEMS * block_size - 1) / (REDUCE_ITEMS * block_size));
+    int *value = host_ints((size_t)block_size), lane[32];
+    for (int s = 0; s < slots; s++)
+        out[s] = identity;
+    for (int b = 0; b < blocks; b++) {
+        int block_total = identity;
+        for (int t = 0; t < block_size; t++) {
+            value[t] = identity;
+            for (int k = 0; k < REDUCE_ITEMS; k++) {
+                long long i = ((long long)b * REDUCE_ITEMS + k) * block_size + t;
+                if (i < n)
+                    value[t] = fold_op(op, value[t], in[i]);
+            }
+            block_total = fold_op(op, block_total, value[t]);
+        }
+        int *slot = &out[b % slots];
+        switch (way) {
+        case FIRST_THREAD_ONLY:
+            *slot = fold_op(op, *slot, value[0]);
+            break;
+        case FIRST_WARP_ONLY:
+            warp_after_shuffles(value, block_size < 32 ? block_size : 32, op, lane);
+            *slot = fold_op(op, *slot, lane[0]);
+            break;
+        case EVERY_LANE_SENDS:
+            for (int w = 0; w * 32 < block_size; w++) {
+                int lanes = block_size - w * 32 < 32 ? block_size - w * 32 : 32;
+                warp_after_shuffles(value + w * 32, lanes, op, lane);
+                for (int l = 0; l < lanes; l++)
+                    *slot = fold_op(op, *slot, lane[l]);
+            }
+            break;
+        default:   /* EVERY_THREAD_SENDS */
+            for (int t = 0; t < block_size; t++)
+                *slot = fold_op(op, *slot, block_total);
+        }
+    }
+    free(value);
+}
+
+/* Names the mistake whose results came back (got differs from expected):
+ * a maximum started at 0, or one of the ways of sending of reduce_sent. */
+static const char *reduce_mistake(const reduce_case *c, const int *in, int n,
+                                  const reduce_input *input, const int *expected, const int *got)
+{
+    static const char *const named[REDUCE_MISTAKES] = {
+        "only thread 0's elements of each block were counted: every thread folds its own "
+        "elements in (thread_fold) before one thread sends the block's or warp's result; or "
+        "a partial sent out before the barrier that waits for every warp's share",
+        "only the first warp of each block was counted: lane 0 of every warp sends "
+        "(threadIdx.x % 32 == 0, not threadIdx.x == 0); or a partial sent out before the "
+        "barrier that waits for every warp's share",
+        "every lane sent what it holds after the shuffles: only lane 0 holds the warp's "
+        "result, and only it sends (threadIdx.x % 32 == 0)",
+        "every thread of the block sent the block's partial: only one (threadIdx.x == 0) "
+        "sends it",
+    };
+    int slots = input->slots;
+    if (c->op == REDUCE_MAX) {
+        bool from_zero = true;
+        for (int s = 0; s < slots && from_zero; s++)
+            from_zero = got[s] == expected[s] || (got[s] == 0 && expected[s] < 0);
+        if (from_zero)
+            return "slots whose elements are all negative came back 0: the maximum starts at "
+                   "0 instead of INT_MIN (the identity, Op::identity), in the block's partial "
+                   "or in a lane's value";
+    }
+    int *sent = host_ints((size_t)slots);
+    const char *found = NULL;
+    for (int way = 0; way < REDUCE_MISTAKES && !found; way++) {
+        reduce_sent(in, n, slots, input->block_size, c->op, (reduce_way)way, sent);
+        if (memcmp(sent, got, sizeof(int) * (size_t)slots) == 0)
+            found = named[way];
+    }
+    free(sent);
+    return found ? found :
+           "classic causes: a plain read-modify-write instead of an atomic (lost updates), "
+           "a partial sent out before the barrier that waits for every warp's share, an "
+           "element past n folded in (a bound such as i <= n reads the guard zone's -1), "
+           "an index without blockIdx, or a shuffle loop that overwrites (=) instead of "
+           "folding";
+}
+
 static void check_reduce(const reduce_case *c, int n, const reduce_input *input)
 {
     char what[160];
@@ -175,12 +294,9 @@ static void check_reduce(const reduce_case *c, int n, const reduce_input *input)
     wb_dirty_shared_memory();   /* shared memory never written holds -1s */
     reduce_atomic(d_in, n, d_out, input->slots, c->op, c->version, input->block_size);
     int *got = fetch_output(d_out, input->slots, what);
+    bool right = memcmp(got, expected, sizeof(int) * (size_t)input->slots) == 0;
     assert_ints(got, expected, input->slots, what,
-                "classic causes: a plain read-modify-write instead of an atomic (lost updates), "
-                "a partial sent out before the barrier that waits for every warp's share, an "
-                "element past n folded in (a bound such as i <= n reads the guard zone's -1), "
-                "an index without blockIdx, or a shuffle loop that overwrites (=) instead of "
-                "folding");
+                right ? "" : reduce_mistake(c, in, n, input, expected, got));
     free(in);
     free(expected);
     free(got);
@@ -537,8 +653,10 @@ static void check_worklist(push_version version, int threads, const worklist_sha
         int *list = got + (size_t)l * capacity;
         for (int i = n; i < capacity; i++)
             cr_assert(list[i] == WB_POISON_INT, "%s: list %d has %d items but position %d past "
-                      "its end was written (%d) " WB_SEED_HINT, what, l, n, i, list[i],
-                      wb_seed());
+                      "its end was written (%d): a range that starts too far, as a thread's "
+                      "inclusive prefix does (the start is the block's plus the thread's "
+                      "exclusive prefix end[threadIdx.x] - count) " WB_SEED_HINT,
+                      what, l, n, i, list[i], wb_seed());
         /* The order depends on the timing; the multiset may not. A gap
          * shows as a poisoned entry, a duplicate as a missing item. */
         qsort(list, n, sizeof(int), compare_ints);
@@ -548,7 +666,9 @@ static void check_worklist(push_version version, int threads, const worklist_sha
         assert_ints(list, expected, (size_t)n, list_what,
                     "two items written to one position, or one left empty: each lane's "
                     "position is where its warp's or block's range starts (broadcast to every "
-                    "lane) plus its rank among the lanes pushing in that round");
+                    "lane) plus its rank among the lanes pushing in that round, or (prefix "
+                    "sum) plus the thread's exclusive prefix end[threadIdx.x] - count, not "
+                    "the inclusive one");
     }
     check_push_layout(version, what, unsorted, capacity, counts, threads, lists, block_size);
     free(unsorted);
@@ -618,8 +738,10 @@ static void check_list(int anchors, int inserts)
         }
     }
     cr_assert(steps == nodes, "%s: the list holds %d nodes, expected %d (%d inserted nodes "
-              "are lost: a link swung with a plain store, or a CAS whose failure is not "
-              "retried) " WB_SEED_HINT, what, steps, nodes, nodes - steps, wb_seed());
+              "are lost: a link swung with a plain store, a CAS whose failure is not "
+              "retried, or a retry that swings prev to a node still linked to the old "
+              "successor: next[node] = seen belongs inside the loop, before each CAS) "
+              WB_SEED_HINT, what, steps, nodes, nodes - steps, wb_seed());
     free(got);
     free(seen);
     wb_guarded_free(next);

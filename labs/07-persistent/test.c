@@ -58,6 +58,28 @@ static void poison_pingpong(pingpong_arrays *a)
         a->round_trip[i] = NAN;
 }
 
+/* Names the mistake that leaves these producers (they differ from the
+ * expected ones): the GPU's numbers never logged, or logged at the number
+ * the GPU received instead of the one it produced. */
+static const char *producer_mistake(const int *producer, int n)
+{
+    bool odd_missing = true, even_gpu = true;
+    for (int k = 0; k < n; k++) {
+        if (k % 2 == 1)
+            odd_missing = odd_missing && producer[k] == WB_POISON_INT;
+        else if (k + 1 < n)   /* the CPU's last number is handed over to nobody */
+            even_gpu = even_gpu && producer[k] == PRODUCER_GPU;
+    }
+    if (odd_missing && even_gpu)
+        return "the GPU logged the number it was handed, not the one it produced: "
+               "log[number] = PRODUCER_GPU where number = *counter + 1";
+    if (odd_missing)
+        return "no odd number was logged: the GPU's turn writes log[number] = PRODUCER_GPU "
+               "for the number it produces";
+    return "numbers 0, 2, 4, ... are the CPU's (1) and 1, 3, 5, ... the GPU's (2), each "
+           "logged once by the side that produced it";
+}
+
 /* Producer and round trips observed and checked; what names the run. */
 static void verify_pingpong(pingpong_arrays *a, const char *what)
 {
@@ -68,7 +90,10 @@ static void verify_pingpong(pingpong_arrays *a, const char *what)
     snprintf(label, sizeof label, "%s: round trips", what);
     wb_observe(label, a->round_trip, sizeof(double) * (size_t)(hand_offs + 1));
     snprintf(label, sizeof label, "%s: producer of each number (1 = CPU, 2 = GPU)", what);
-    wb_assert_ints_equal(a->producer, a->expected, (size_t)n, label);
+    char report[1024];
+    size_t bad = wb_compare_ints(a->producer, a->expected, (size_t)n, report, sizeof report);
+    cr_assert(bad == 0, "%s: %s;\n  %s " WB_SEED_HINT, label, report,
+              bad ? producer_mistake(a->producer, n) : "", wb_seed());
     cr_assert(a->producer[n] == WB_POISON_INT,
               "%s: producer[%d], past the end of the array, was written " WB_SEED_HINT, what, n,
               wb_seed());
@@ -225,6 +250,37 @@ static void free_tasks(task_set *s)
     free(s->host_in);
 }
 
+/* Names the mistake that leaves these visits (once[t]: whether task t
+ * must be done once, or not at all), where they differ from once: from
+ * which tasks were done never, and which twice or more. */
+static const char *visits_mistake(const int *visits, const int *once, int tasks)
+{
+    int done = 0, never = 0, again = 0;
+    for (int t = 0; t < tasks; t++) {
+        if (!once[t])
+            continue;
+        done += visits[t] != 0;
+        never += visits[t] == 0;
+        again += visits[t] > 1;
+    }
+    if (done == 0)
+        return "no task was done: does thread 0 claim with atomicAdd(&next_task, 1) and the "
+               "block run run_task on the task claimed?";
+    if (again == 0)
+        return "some tasks were never done, none twice: a block left (or stopped claiming) "
+               "while tasks were left; each block claims again and again, and leaves only "
+               "when its claim is >= tasks";
+    if (never == 0)
+        return "some tasks were done twice, none missed: two blocks were given the same task, "
+               "as a claim that is not one atomicAdd gives (a read, then a write of next_task)";
+    return "tasks done twice and others never: a block ran a task number it had not claimed. "
+           "Did it read task before thread 0's claim was written (a barrier after the claim), "
+           "or thread 0 claim again before the whole block had read task (a barrier after "
+           "the task), or more than thread 0 claim? Stage 4: or a slot read before the host's "
+           "write of it was visible (the task written before head moves), or after the host "
+           "refilled it (a slot is claimed % in_flight, refilled only once marked done)";
+}
+
 /* Every element right, every task visited exactly once, no guard zone
  * touched; the tasks before first_task (done already: the pool started
  * part-way) not visited, their outputs still poisoned. */
@@ -251,7 +307,10 @@ static void check_tasks(task_set *s, int first_task, const char *what)
               "(say block 0's thread 0 at its start)? Then a block that starts late resets it "
               "after other blocks have claimed, and their tasks run twice " WB_SEED_HINT,
               what, done_again, first_task, first_task, wb_seed());
-    wb_assert_ints_equal(visits, once, (size_t)s->tasks, label);
+    char report[1024];
+    size_t bad = wb_compare_ints(visits, once, (size_t)s->tasks, report, sizeof report);
+    cr_assert(bad == 0, "%s: %s;\n  %s " WB_SEED_HINT, label, report,
+              bad ? visits_mistake(visits, once, s->tasks) : "", wb_seed());
     snprintf(label, sizeof label, "%s: task outputs", what);
     wb_fetch(got, s->out, sizeof(unsigned) * s->n, label);
     size_t first_element = (size_t)first_task * (size_t)s->task_size;
@@ -426,8 +485,9 @@ static int checked_coresident(int part, int block_size)
     cr_assert(most >= low && most <= high,
               "coresident_blocks(%d, %d) = %d: with %d SMs and %d-thread blocks expected "
               "between %d and %d (blocks per SM from the occupancy API for the stage %d kernel, "
-              "times the SMs)", part, block_size, most, dev.sm_count, block_size, low, high,
-              part + 1);
+              "times the SMs; the API's answer depends on the kernel and on the block size "
+              "asked about: ask it about this part's kernel with this block_size)", part,
+              block_size, most, dev.sm_count, block_size, low, high, part + 1);
     return most;
 }
 
@@ -601,7 +661,9 @@ WB_SOURCE_RULES_TEST(persistent_source, stage2_memory_order,
 
 #define CLAIM_BARRIERS \
     "thread 0 claims with an atomicAdd, a barrier before everyone reads the claim, and " \
-    "one after the task (everyone has read it before thread 0 claims again)"
+    "one after the task (everyone has read it before thread 0 claims again); the whole " \
+    "block tests the claim after the first barrier and leaves together (a test inside " \
+    "thread 0's branch reads the claim before that barrier, and only thread 0 leaves)"
 WB_SOURCE_RULES_TEST(persistent_source, stage3_barriers,
     {"worker_pool", .fresh_accesses = 1, .barriers = 2, .shared = "__shared__",
      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = CLAIM_BARRIERS})
