@@ -222,13 +222,16 @@ static bool reached_one_hop_only(const int *got, const int *expected, const grap
     neighbour[source] = 1;
     for (int e = g->row_start[source]; e < g->row_start[source + 1]; e++)
         neighbour[g->adj[e]] = 1;
-    bool only = true, more = false;
+    /* some_hop: a run that reached no neighbour either (nothing ran) is
+     * another mistake. */
+    bool only = true, more = false, some_hop = false;
     for (int v = 0; v < g->n; v++) {
         only = only && (neighbour[v] || got[v] == SSSP_UNREACHABLE);
         more = more || (!neighbour[v] && expected[v] != SSSP_UNREACHABLE);
+        some_hop = some_hop || (neighbour[v] && v != source && got[v] != SSSP_UNREACHABLE);
     }
     free(neighbour);
-    return only && more;
+    return only && more && some_hop;
 }
 
 /* Distances against Dijkstra's, with the likely mistake named from the
