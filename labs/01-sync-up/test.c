@@ -377,8 +377,9 @@ static void check_chain(int blocks, int threads, wb_rng *rng)
             "order[k], the ticket of participant k's step down",
             up_right_after_down(got + 2 * n, n) ?
             "the tickets go down, up, down, up: each participant stepped up right after "
-            "stepping down, before asking k + 1 (handshake_ask, which waits for the answer, "
-            "comes between step_down and step_up)" :
+            "stepping down, before asking k + 1 or without waiting for its answer "
+            "(handshake_ask comes between step_down and step_up, and spins until the flag "
+            "is 0 again)" :
             "participant k steps down only after k - 1 has stepped down and asked: "
             "handshake_wait spins until the flag is 1 (a poisoned entry is a step never "
             "taken: does every participant run, with k from blockIdx and threadIdx?)");
@@ -786,11 +787,15 @@ static const char *kept_mistake(const int *work, int n, int k, int blocks, int t
     if (poison_only && others)
         return "kept[i] was never written for the elements that give nothing: they keep all "
                "their work (kept[i] = min(work[i], keep) for every element, outside the if)";
-    bool all_keep = true, all_work = true;
+    bool all_keep = true, all_work = true, larger = true;
     for (int i = 0; i < n; i++) {
         all_keep = all_keep && got_kept[i] == keep;
         all_work = all_work && got_kept[i] == work[i];
+        larger = larger && got_kept[i] == (work[i] > keep ? work[i] : keep);
     }
+    if (larger && !all_keep)
+        return "every element kept the larger of work[i] and average + k: kept[i] = "
+               "min(work[i], keep), not max";
     if (all_keep)
         return "every element kept average + k, even those with less work: kept[i] is the "
                "smaller of work[i] and average + k";
@@ -839,12 +844,13 @@ static const char *kept_mistake(const int *work, int n, int k, int blocks, int t
 }
 
 /* What a pair stored at list[at] and list[at + 1] leaves: `length` pairs
- * (two or more) that fill only the first length + 1 ints. */
+ * (two or more) that fill exactly the first length + 1 ints (pairs with
+ * their amounts forgotten leave holes among those instead). */
 static bool pairs_overlap(const int *got_list, int length)
 {
     bool overlapping = length >= 2;
-    for (int i = length + 1; i < 2 * length && overlapping; i++)
-        overlapping = got_list[i] == WB_POISON_INT;
+    for (int i = 0; i < 2 * length && overlapping; i++)
+        overlapping = (got_list[i] == WB_POISON_INT) == (i > length);
     return overlapping;
 }
 
