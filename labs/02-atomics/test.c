@@ -653,10 +653,13 @@ static void check_worklist(push_version version, int threads, const worklist_sha
         int *list = got + (size_t)l * capacity;
         for (int i = n; i < capacity; i++)
             cr_assert(list[i] == WB_POISON_INT, "%s: list %d has %d items but position %d past "
-                      "its end was written (%d): a range that starts too far, as a thread's "
-                      "inclusive prefix does (the start is the block's plus the thread's "
-                      "exclusive prefix end[threadIdx.x] - count) " WB_SEED_HINT,
-                      what, l, n, i, list[i], wb_seed());
+                      "its end was written (%d): a range that starts too far, %s " WB_SEED_HINT,
+                      what, l, n, i, list[i],
+                      version == PUSH_PREFIX_SUM ?
+                      "as a thread's inclusive prefix does (the start is the block's plus the "
+                      "thread's exclusive prefix end[threadIdx.x] - count)" :
+                      "or a rank that counts the lane itself (only the lanes below it that "
+                      "push come before it)", wb_seed());
         /* The order depends on the timing; the multiset may not. A gap
          * shows as a poisoned entry, a duplicate as a missing item. */
         qsort(list, n, sizeof(int), compare_ints);
