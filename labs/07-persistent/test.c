@@ -63,17 +63,21 @@ static void poison_pingpong(pingpong_arrays *a)
  * the GPU received instead of the one it produced. */
 static const char *producer_mistake(const int *producer, int n)
 {
-    bool odd_missing = true, even_gpu = true;
+    /* n = 1 has no number of the GPU's: neither pattern can be told there. */
+    bool odd_missing = n > 1, even_gpu = n > 1, even_cpu = true;
     for (int k = 0; k < n; k++) {
         if (k % 2 == 1)
             odd_missing = odd_missing && producer[k] == WB_POISON_INT;
-        else if (k + 1 < n)   /* the CPU's last number is handed over to nobody */
-            even_gpu = even_gpu && producer[k] == PRODUCER_GPU;
+        else {
+            even_cpu = even_cpu && producer[k] == PRODUCER_CPU;
+            if (k + 1 < n)   /* the CPU's last number is handed over to nobody */
+                even_gpu = even_gpu && producer[k] == PRODUCER_GPU;
+        }
     }
     if (odd_missing && even_gpu)
         return "the GPU logged the number it was handed, not the one it produced: "
                "log[number] = PRODUCER_GPU where number = *counter + 1";
-    if (odd_missing)
+    if (odd_missing && even_cpu)
         return "no odd number was logged: the GPU's turn writes log[number] = PRODUCER_GPU "
                "for the number it produces";
     return "numbers 0, 2, 4, ... are the CPU's (1) and 1, 3, 5, ... the GPU's (2), each "
@@ -264,12 +268,14 @@ static const char *visits_mistake(const int *visits, const int *once, int tasks)
         again += visits[t] > 1;
     }
     if (done == 0)
-        return "no task was done: does thread 0 claim with atomicAdd(&next_task, 1) and the "
-               "block run run_task on the task claimed?";
+        return "no task was done: does thread 0 claim with atomicAdd(&next_task, 1), the "
+               "block run run_task on the task claimed, and leave only when its claim is "
+               ">= tasks?";
     if (again == 0)
         return "some tasks were never done, none twice: a block left (or stopped claiming) "
                "while tasks were left; each block claims again and again, and leaves only "
-               "when its claim is >= tasks";
+               "when its claim is >= tasks. Or more than thread 0 claimed: every claim takes "
+               "a task off the counter, and the block runs only one of them";
     if (never == 0)
         return "some tasks were done twice, none missed: two blocks were given the same task, "
                "as a claim that is not one atomicAdd gives (a read, then a write of next_task)";
