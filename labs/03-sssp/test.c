@@ -340,8 +340,8 @@ static void check_stats(int stage, const graph *g, const expectation *e, int del
         for (int v = 0; v < g->n; v++)
             reached_nodes += e->dist[v] != SSSP_UNREACHABLE;
         const char *per_node = edges == reached_nodes && edges != e->reached_edges ?
-            "It equals the number of nodes the source reaches: one count per node taken off "
-            "the list, where *relaxed counts the node's out-edges (last - first). " : "";
+            "It equals the number of nodes the source reaches, as one count per node taken "
+            "off the list leaves (*relaxed counts the node's out-edges, last - first). " : "";
         bool exact = e->layered && (stage == 2 || delta > e->max_dist || e->one_parent);
         cr_assert(!exact || edges == e->reached_edges,
                   "%s: edges_relaxed = %lld; here each node the source reaches is improved in one "
