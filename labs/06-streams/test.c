@@ -296,8 +296,9 @@ static const char *wrong_result_pattern(const problem *p)
                "dev->x, host->y to dev->y)";
     if (kernel_runs_per_element(p) > 1)
         return "some elements had a * x added more than once (host->z = y + m a x, m a whole "
-               "number up to 2 or more): the kernel ran more than once on them. Each segment's "
-               "kernel covers that segment only (saxpy_launch with seg, not the whole array)";
+               "number up to 2 or more): the kernel ran more than once on them, launched "
+               "twice, or each segment's kernel run on more than its segment (saxpy_launch "
+               "with seg, not the whole array)";
     return NULL;
 }
 
