@@ -145,7 +145,10 @@ static void diagnose(const unsigned *in, const unsigned *got, const unsigned *ex
         size_t last_tile = (n - 1) / tile * tile, unwritten = bad;
         while (unwritten < n && got[unwritten] == POISON)
             unwritten++;
-        if (stage >= 3 && n % 4 != 0 && bad >= n - n % 4 && unwritten == n)
+        /* The last vector named only where its tile holds whole vectors too:
+         * a tile of that vector alone is also a tile count that rounds down. */
+        if (stage >= 3 && n % 4 != 0 && n - n % 4 > last_tile && bad >= n - n % 4 &&
+            unwritten == n)
             snprintf(hint, hint_len, "; elements %zu to %zu, in the last partial vector "
                      "(elements %zu to %zu), were never written: store_tile's element-by-element "
                      "branch stores .x, .y and .z, each where it is below n", bad, n - 1,
@@ -176,7 +179,12 @@ static void diagnose(const unsigned *in, const unsigned *got, const unsigned *ex
         if (window) {
             snprintf(hint, hint_len, "; every element holds the sum of only the %zu elements "
                      "ending at it: the levels stopped early (they run while offset < "
-                     "blockDim.x; the last adds the word blockDim.x / 2 to the left)", window);
+                     "blockDim.x; the last adds the word blockDim.x / 2 to the left)%s", window,
+                     2 * window >= tile ? ", or the result read from the buffer the last level "
+                                          "read, not the one it wrote"
+                     : window == 1 ? ", or the input returned: the buffers never swapped "
+                                     "(every level read the input's buffer, still in from[])"
+                                   : "");
             return;
         }
     }
@@ -192,10 +200,11 @@ static void diagnose(const unsigned *in, const unsigned *got, const unsigned *ex
     }
     if (stage < 3)
         return;
-    if (n % 4 != 0 && bad >= n - n % 4) {
+    if (n % 4 != 0 && n > 4 && bad >= n - n % 4) {   /* n < 4: a lone vector tells nothing */
         snprintf(hint, hint_len, "; only elements of the last partial vector (elements %zu to "
                  "%zu) are wrong: load_tile's element-by-element branch loads .x, .y and .z, "
-                 "each from in where it is below n (0 past n)", n - n % 4, n - 1);
+                 "each from in where it is below n (0 past n), or store_tile's stores each "
+                 "to its own element", n - n % 4, n - 1);
         return;
     }
     /* Stages 3 and 4: per tile, what came before it and what it holds. */
@@ -656,8 +665,14 @@ static const char *list_pattern(const unsigned *list, const unsigned *expected, 
     bool rest_unwritten = written < kept;
     for (size_t i = written; i < kept; i++)
         rest_unwritten = rest_unwritten && list[i] == POISON;
+    bool first_tile_only =
+        rest_unwritten && memcmp(list, expected, sizeof(unsigned) * written) == 0;
     if (rest_unwritten && written <= (size_t)scan_tile_size(SCAN_COMPACTION_STAGE, block_size))
-        return " (the list was written only up to one tile's worth of indices, the rest never: "
+        return first_tile_only ?
+               " (only the first tile's kept indices were written, the rest never: every tile "
+               "wrote at the start of the list, tile 0 last, or the other tiles wrote nothing; "
+               "a tile's kept indices go at its own offset, tile_offset + position)" :
+               " (the list was written only up to one tile's worth of indices, the rest never: "
                "every tile wrote at the start of the list; a tile's kept indices go at its own "
                "offset, tile_offset + position)";
     bool vector_starts = true, all_starts = true;
