@@ -103,13 +103,20 @@ static uint32_t pair_share(const block_view *v, unsigned tid)
     return zero_past_n(v, i) + zero_past_n(v, i + v->size);
 }
 
-/* Stage 6: a thread's pairs over the whole grid. */
-static uint32_t grid_pairs_share(const block_view *v, unsigned tid)
+/* Stage 6: a thread's pairs over the whole grid (with_second false: the
+ * first element of each only). */
+static uint32_t grid_pairs(const block_view *v, unsigned tid, bool with_second)
 {
     uint32_t sum = 0;
-    for (size_t i = (size_t)v->block * 2 * v->size + tid; i < v->n; i += 2 * (size_t)v->size * v->grid)
-        sum += v->in[i] + zero_past_n(v, i + v->size);
+    size_t step = 2 * (size_t)v->size * v->grid;
+    for (size_t i = (size_t)v->block * 2 * v->size + tid; i < v->n; i += step)
+        sum += v->in[i] + (with_second ? zero_past_n(v, i + v->size) : 0);
     return sum;
+}
+
+static uint32_t grid_pairs_share(const block_view *v, unsigned tid)
+{
+    return grid_pairs(v, tid, true);
 }
 
 /* Stage 7: a thread's int4 vectors over the whole grid, then the tail (the
@@ -156,10 +163,7 @@ static uint32_t pair_of_neighbours(const block_view *v, unsigned tid)
 
 static uint32_t first_of_each_pair(const block_view *v, unsigned tid)
 {
-    uint32_t sum = 0;
-    for (size_t i = (size_t)v->block * 2 * v->size + tid; i < v->n; i += 2 * (size_t)v->size * v->grid)
-        sum += v->in[i];
-    return sum;
+    return grid_pairs(v, tid, false);
 }
 
 /* Sequential addressing on the CPU: the levels s = from, from / 2, ...
@@ -185,7 +189,8 @@ static uint32_t last_warp_from_16(uint32_t *sdata, unsigned size)
     return sdata[0];
 }
 
-/* The last warp's s = 32 step, done twice: once by fold_halves (s >= stop) and once by warp_fold. */
+/* The last warp's s = 32 step, done twice: once by fold_halves (s >= stop)
+ * and once by warp_fold. */
 static uint32_t level_32_twice(uint32_t *sdata, unsigned size)
 {
     fold_levels(sdata, size / 2, 16);

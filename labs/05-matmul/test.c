@@ -75,7 +75,8 @@ static bool is_partial_product(const float *A, const float *B, const float *got,
                                const double *expected_abs, int m, int n, int k, int lo, int hi)
 {
     size_t count = (size_t)m * n;
-    double *part = malloc(sizeof(double) * count + 1), *part_abs = malloc(sizeof(double) * count + 1);
+    double *part = malloc(sizeof(double) * count + 1);
+    double *part_abs = malloc(sizeof(double) * count + 1);
     cr_assert(part && part_abs, "out of host memory for a %d x %d product", m, n);
     cpu_matmul(A, B, m, n, k, lo, hi, part, part_abs);
     bool all = true;
@@ -95,28 +96,31 @@ static bool describe_partial_k(const float *A, const float *B, const float *got,
                                const double *expected_abs, int m, int n, int k, char *text,
                                size_t text_len)
 {
+    static const char off[] = "elements are off by more than float rounding allows: every "
+                              "element of C is";
+    if (k > 0 && is_partial_product(A, B, got, expected_abs, m, n, k, 0, 0)) {
+        snprintf(text, text_len, "%s 0, as if no product were added: a loop of k / tile phases "
+                 "runs none when k is less than a tile (run ceil(k / tile), with zeros loaded "
+                 "past k), or the products are never added to the sum", off);
+        return true;
+    }
     static const int tiles[] = {8, 16, 32, 64};
     for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
         int whole = k - k % tiles[t], last = k > 0 ? (k - 1) / tiles[t] * tiles[t] : 0;
-        if (whole == 0 && k > 0 && is_partial_product(A, B, got, expected_abs, m, n, k, 0, 0)) {
-            snprintf(text, text_len, "elements are 0, as if no product were added: with k = %d, "
-                     "less than a tile, a loop of k / tile phases runs none (run ceil(k / tile), "
-                     "with zeros loaded past k), or the products are never added to the sum", k);
-            return true;
-        }
         if (whole > 0 && whole < k &&
             is_partial_product(A, B, got, expected_abs, m, n, k, 0, whole)) {
-            snprintf(text, text_len, "elements are off, and every element of C is the sum of only "
-                     "the first %d of its k = %d products, those of the whole tiles along k: "
-                     "the last, partial tile is never added. Run ceil(k / tile) phases (not "
-                     "k / tile), with zeros loaded past k", whole, k);
+            snprintf(text, text_len, "%s the sum of only the first %d of its k = %d products, "
+                     "those of the whole tiles along k: the last, partial tile is never added. "
+                     "Run ceil(k / tile) phases (not k / tile), with zeros loaded past k", off,
+                     whole, k);
             return true;
         }
         if (last > 0 && is_partial_product(A, B, got, expected_abs, m, n, k, last, k)) {
-            snprintf(text, text_len, "elements are off, and every element of C is the sum of only "
-                     "the last %d of its k = %d products, those of the last tile along k: the "
-                     "running sum (sum, acc) starts again from 0 in every phase. Set it to 0 "
-                     "once, before the loop over the tiles of k", k - last, k);
+            snprintf(text, text_len, "%s the sum of only the last %d of its k = %d products, "
+                     "those of the last tile along k: the running sum (sum, acc) starts again "
+                     "from 0 in every phase (set it to 0 once, before the loop over the tiles of "
+                     "k)%s", off, k - last, k,
+                     k - last == 1 ? ", or = instead of += keeps only the last product" : "");
             return true;
         }
     }

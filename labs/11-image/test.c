@@ -696,7 +696,8 @@ static void check_histogram(int stage, const unsigned char *data, size_t n, size
         : same_delta
             ? "the wrong bins are all too high by the same count: the shared bins were not "
               "cleared and held an earlier run's counts"
-        : got_total < (long long)n && describe_lost_bytes(data, n, got, got_total, lost, sizeof lost)
+        : got_total < (long long)n &&
+                describe_lost_bytes(data, n, got, got_total, lost, sizeof lost)
             ? lost
         : got_total < (long long)n
             ? "fewer counts than bytes: counts were lost (a plain ++ or += instead of atomicAdd, "
