@@ -78,8 +78,271 @@ static size_t block_share(int stage, int block_size)
     return stage <= 2 ? (size_t)block_size : stage <= 5 ? 2 * (size_t)block_size : 0;
 }
 
+/* ------------------------------------------- known mistakes, on the CPU */
+
+/* A whole idea done differently often gives a wrong sum that is exactly
+ * what the mistake computes. Each known mistake is modelled here: the given
+ * host code's passes run on the CPU, each block summing what its threads
+ * would load (load_share) with the tree the mistake builds (tree_sum). A
+ * wrong sum equal to a model's names that mistake. Races are not modelled:
+ * they rarely give the same wrong sum twice. */
+typedef struct {
+    const uint32_t *in;
+    unsigned n, block, size, grid;   /* size: threads per block */
+} block_view;
+
+static uint32_t zero_past_n(const block_view *v, size_t i)
+{
+    return i < v->n ? v->in[i] : 0;
+}
+
+/* Stages 3-5: the two elements of a pair, block b from b * 2 * size. */
+static uint32_t pair_share(const block_view *v, unsigned tid)
+{
+    size_t i = (size_t)v->block * 2 * v->size + tid;
+    return zero_past_n(v, i) + zero_past_n(v, i + v->size);
+}
+
+/* Stage 6: a thread's pairs over the whole grid (with_second false: the
+ * first element of each only). */
+static uint32_t grid_pairs(const block_view *v, unsigned tid, bool with_second)
+{
+    uint32_t sum = 0;
+    size_t step = 2 * (size_t)v->size * v->grid;
+    for (size_t i = (size_t)v->block * 2 * v->size + tid; i < v->n; i += step)
+        sum += v->in[i] + (with_second ? zero_past_n(v, i + v->size) : 0);
+    return sum;
+}
+
+static uint32_t grid_pairs_share(const block_view *v, unsigned tid)
+{
+    return grid_pairs(v, tid, true);
+}
+
+/* Stage 7: a thread's int4 vectors over the whole grid, then the tail (the
+ * n % 4 elements after the last whole vector), one element for each of the
+ * grid's first n % 4 threads; the two mistakes after it take the tail
+ * differently. */
+static uint32_t vectors_share(const block_view *v, unsigned tid)
+{
+    size_t thread = (size_t)v->block * v->size + tid, vectors = v->n / 4;
+    uint32_t sum = 0;
+    for (size_t i = thread; i < vectors; i += (size_t)v->size * v->grid)
+        sum += v->in[4 * i] + v->in[4 * i + 1] + v->in[4 * i + 2] + v->in[4 * i + 3];
+    return sum;
+}
+
+static uint32_t vectors_and_tail_share(const block_view *v, unsigned tid)
+{
+    size_t thread = (size_t)v->block * v->size + tid;
+    return vectors_share(v, tid) + (thread < v->n % 4 ? v->in[v->n / 4 * 4 + thread] : 0);
+}
+
+static uint32_t tail_in_every_block(const block_view *v, unsigned tid)
+{
+    return vectors_share(v, tid) + (tid < v->n % 4 ? v->in[v->n / 4 * 4 + tid] : 0);
+}
+
+static uint32_t tail_indexed_in_vectors(const block_view *v, unsigned tid)
+{
+    size_t thread = (size_t)v->block * v->size + tid;
+    return vectors_share(v, tid) + (thread < v->n % 4 ? v->in[v->n / 4 + thread] : 0);
+}
+
+static uint32_t pair_from_block_size(const block_view *v, unsigned tid)
+{
+    size_t i = (size_t)v->block * v->size + tid;
+    return zero_past_n(v, i) + zero_past_n(v, i + v->size);
+}
+
+static uint32_t pair_of_neighbours(const block_view *v, unsigned tid)
+{
+    size_t i = (size_t)v->block * 2 * v->size + tid;
+    return zero_past_n(v, i) + zero_past_n(v, i + 1);
+}
+
+static uint32_t first_of_each_pair(const block_view *v, unsigned tid)
+{
+    return grid_pairs(v, tid, false);
+}
+
+/* Sequential addressing on the CPU: the levels s = from, from / 2, ...
+ * while s > stop, each adding word t + s to word t for t < s. */
+static void fold_levels(uint32_t *sdata, unsigned from, unsigned stop)
+{
+    for (unsigned s = from; s > stop; s >>= 1)
+        for (unsigned t = 0; t < s; t++)
+            sdata[t] += sdata[t + s];
+}
+
+static uint32_t whole_tree(uint32_t *sdata, unsigned size)
+{
+    fold_levels(sdata, size / 2, 0);
+    return sdata[0];
+}
+
+/* The last warp starts at s = 16, as if 32 words were left, not 64. */
+static uint32_t last_warp_from_16(uint32_t *sdata, unsigned size)
+{
+    fold_levels(sdata, size / 2, 32);
+    fold_levels(sdata, 16, 0);
+    return sdata[0];
+}
+
+/* The last warp's s = 32 step, done twice: once by fold_halves (s >= stop)
+ * and once by warp_fold. */
+static uint32_t level_32_twice(uint32_t *sdata, unsigned size)
+{
+    fold_levels(sdata, size / 2, 16);
+    fold_levels(sdata, size >= 64 ? 32 : 16, 0);
+    return sdata[0];
+}
+
+/* fold_halves folds all the way down (stop ignored), then the last warp folds again. */
+static uint32_t stop_ignored(uint32_t *sdata, unsigned size)
+{
+    fold_levels(sdata, size / 2, 0);
+    fold_levels(sdata, size >= 64 ? 32 : 16, 0);
+    return sdata[0];
+}
+
+/* Mark Harris's unrolled tree starts at 512 (his largest block). */
+static uint32_t unrolled_from_512(uint32_t *sdata, unsigned size)
+{
+    fold_levels(sdata, size < 1024 ? size / 2 : 256, 0);
+    return sdata[0];
+}
+
+/* warp_sum's shuffles start at offset 32, from a lane that does not exist:
+ * __shfl_down_sync gives the lane its own value, doubling it, in both of
+ * the kernel's warp sums. */
+static uint32_t shuffles_from_32(uint32_t *sdata, unsigned size)
+{
+    return 4 * whole_tree(sdata, size);
+}
+
+#define STAGE(s) (1u << (s))
+
+typedef struct {
+    unsigned stages;   /* the stages whose sums it changes (STAGE bits) */
+    uint32_t (*load_share)(const block_view *, unsigned tid);   /* NULL: the stage's own */
+    uint32_t (*tree_sum)(uint32_t *sdata, unsigned size);       /* NULL: the whole tree */
+    const char *says;
+} known_mistake;
+
+static const known_mistake known_mistakes[] = {
+    {STAGE(3) | STAGE(4) | STAGE(5), pair_from_block_size, NULL,
+     "load_pair starts block b at b * blockDim.x: the blocks' pairs overlap, so elements are "
+     "added twice and the last ones never (block b covers 2 * blockDim.x elements from "
+     "b * 2 * blockDim.x)"},
+    {STAGE(3) | STAGE(4) | STAGE(5), pair_of_neighbours, NULL,
+     "load_pair adds neighbours, in[i] and in[i + 1]: the second element of a pair is "
+     "blockDim.x further, in[i + blockDim.x]"},
+    {STAGE(4) | STAGE(5) | STAGE(6), NULL, last_warp_from_16,
+     "warp_fold starts at s = 16, so words 32-63 are never added: the block-wide levels stop "
+     "at 64 words (fold_halves runs while s > 32), and the last warp's first step is s = 32"},
+    {STAGE(4), NULL, level_32_twice,
+     "words 32-63 were added twice: fold_halves runs while s >= stop, doing the s = 32 step "
+     "that warp_fold does again (s > stop; with stop = 0, s >= 0 never ends)"},
+    {STAGE(4), NULL, stop_ignored,
+     "fold_halves ignores stop and folds down to one word, then warp_fold folds the first 64 "
+     "words again: stop at s > stop, leaving warp_fold 64 words"},
+    {STAGE(5) | STAGE(6), NULL, unrolled_from_512,
+     "fold_unrolled starts at 512 as in the lecture, whose largest block was 512: a block of "
+     "1024 never adds words 512-1023; start with if (B >= 1024) { if (tid < 512) ... }"},
+    {STAGE(6), first_of_each_pair, NULL,
+     "thread_pair_sum adds only the first element of each pair, in[i]: each trip covers a pair, "
+     "in[i] + in[i + B] (through load_or_zero)"},
+    {STAGE(7), tail_in_every_block, NULL,
+     "every block added the n % 4 tail elements: the tail test uses threadIdx.x, where it needs "
+     "the thread's index in the whole grid (thread < n % 4)"},
+    {STAGE(7), tail_indexed_in_vectors, NULL,
+     "the tail was read at in[n4 + thread], an index in vectors where the array counts ints: "
+     "the tail starts at element 4 * n4"},
+    {STAGE(7), NULL, shuffles_from_32,
+     "the sum is 4 times the right one: warp_sum's first shuffle has offset 32, past the warp, "
+     "where __shfl_down_sync returns the lane's own value, doubling it in each of the two warp "
+     "sums; the offsets are 16, 8, 4, 2, 1"},
+};
+
+/* Blocks of one pass of `stage` over n elements, as the given host code
+ * launches them. */
+static unsigned model_pass_blocks(int stage, unsigned n, unsigned size)
+{
+    unsigned covered = stage == 7 ? 4 * size : stage >= 3 ? 2 * size : size;
+    unsigned blocks = (n + covered - 1) / covered;
+    if (stage >= 6 && blocks > reduce_resident_blocks(stage, (int)size))
+        blocks = reduce_resident_blocks(stage, (int)size);
+    return blocks;
+}
+
+static uint32_t stage_share(int stage, const block_view *v, unsigned tid)
+{
+    return stage <= 2 ? zero_past_n(v, (size_t)v->block * v->size + tid)
+         : stage <= 5 ? pair_share(v, tid)
+         : stage == 6 ? grid_pairs_share(v, tid)
+                      : vectors_and_tail_share(v, tid);
+}
+
+/* The sum `mistake` gives: the passes of the given host code, each block
+ * loading its threads' shares and summing them with the mistake's tree;
+ * stage 7's blocks all add into one result in a single pass. */
+static uint32_t sum_with(const known_mistake *mistake, int stage, const int *host, unsigned n,
+                         unsigned size)
+{
+    if (n == 0)   /* the given code writes the empty sum, launching nothing */
+        return 0;
+    uint32_t *values = malloc(sizeof(uint32_t) * n), *sums = malloc(sizeof(uint32_t) * n);
+    uint32_t *sdata = malloc(sizeof(uint32_t) * size);
+    cr_assert(values && sums && sdata, "out of host memory for n = %u", n);
+    memcpy(values, host, sizeof(uint32_t) * n);
+    for (;;) {
+        unsigned blocks = model_pass_blocks(stage, n, size);
+        for (unsigned b = 0; b < blocks; b++) {
+            block_view v = {values, n, b, size, blocks};
+            for (unsigned t = 0; t < size; t++)
+                sdata[t] = mistake->load_share ? mistake->load_share(&v, t)
+                                               : stage_share(stage, &v, t);
+            sums[b] = mistake->tree_sum ? mistake->tree_sum(sdata, size)
+                                        : whole_tree(sdata, size);
+        }
+        if (stage == 7)   /* one pass: every block adds its sum into the result */
+            for (unsigned b = 1; b < blocks; b++)
+                sums[0] += sums[b];
+        if (stage == 7 || blocks == 1)
+            break;
+        uint32_t *next_input = sums;
+        sums = values;
+        values = next_input;
+        n = blocks;
+    }
+    uint32_t total = sums[0];
+    free(values);
+    free(sums);
+    free(sdata);
+    return total;
+}
+
+/* Appends to hint every known mistake whose sum is got: on a small input
+ * several can give the same one. */
+static void name_known_mistakes(const int *host, int stage, int n, int block_size, int got,
+                                char *hint, size_t hint_len)
+{
+    const char *lead = hint[0] ? "; it is also the sum this mistake gives: "
+                               : "; that is the sum this mistake gives: ";
+    for (size_t k = 0; k < sizeof known_mistakes / sizeof known_mistakes[0]; k++) {
+        const known_mistake *mistake = &known_mistakes[k];
+        size_t used = strlen(hint);
+        if ((mistake->stages & STAGE(stage)) && used + 1 < hint_len &&
+            sum_with(mistake, stage, host, (unsigned)n, (unsigned)block_size) == (uint32_t)got) {
+            snprintf(hint + used, hint_len - used, "%s%s", lead, mistake->says);
+            lead = "; or this one: ";
+        }
+    }
+}
+
 /* Writes what a wrong sum `got` looks like, when it has a recognisable
- * pattern, else "". */
+ * pattern, and the known mistakes that give exactly that sum; else "". */
 static void diagnose(const int *host, int stage, int n, int block_size, int got, int expected,
                      char *hint, size_t hint_len)
 {
@@ -113,20 +376,21 @@ static void diagnose(const int *host, int stage, int n, int block_size, int got,
         if (m > 0 && m < (size_t)n && (uint32_t)got == sum_u32(host, m)) {
             snprintf(hint, hint_len, "; that is the sum of only the first %zu of the %d elements: "
                      "the rest were left out", m, n);
-            return;
+            break;
         }
     }
     /* Every block summed the first block's elements: got is a multiple of
      * their sum. */
-    uint32_t first = share && share < (size_t)n ? sum_u32(host, share) : 0;
+    uint32_t first = hint[0] == '\0' && share && share < (size_t)n ? sum_u32(host, share) : 0;
     for (uint32_t k = 2; first != 0 && k <= (uint32_t)(n / share + 1); k++) {
         if ((uint32_t)got == k * first) {
             snprintf(hint, hint_len, "; that is %u times the sum of the first block's %zu "
                      "elements: every block read the first block's elements (an index without "
                      "blockIdx.x)", k, share);
-            return;
+            break;
         }
     }
+    name_known_mistakes(host, stage, n, block_size, got, hint, hint_len);
 }
 
 /* Sums n random ints with `stage` in blocks of block_size, `runs` times,
@@ -135,7 +399,7 @@ static void check_sum(int stage, int n, int block_size, int runs)
 {
     /* label names the observations (it must not depend on the code under
      * test); what, with the stage's name, goes into the messages. */
-    char label[160], what[160], hint[400];
+    char label[160], what[160], hint[1200];
     snprintf(label, sizeof label, "stage %d, n = %d, block size %d", stage, n, block_size);
     snprintf(what, sizeof what, "stage %d (%s), n = %d, block size %d", stage,
              reduce_stage_name(stage), n, block_size);

@@ -44,14 +44,15 @@ static const shape any_sizes[] = {
 
 /* The product in double, and beside it the sum of |a| |b| over each dot
  * product: a float dot product of k terms, summed in any order, is within
- * k u of it (u = 2^-24). i-k-j order walks rows of B and C. */
-static void cpu_matmul(const float *A, const float *B, int m, int n, int k, double *C,
-                       double *C_abs)
+ * k u of it (u = 2^-24). i-k-j order walks rows of B and C. Only the terms
+ * p = lo ... hi - 1 of each dot product are summed (0 and k: all of them). */
+static void cpu_matmul(const float *A, const float *B, int m, int n, int k, int lo, int hi,
+                       double *C, double *C_abs)
 {
     memset(C, 0, sizeof(double) * (size_t)m * n);
     memset(C_abs, 0, sizeof(double) * (size_t)m * n);
     for (int i = 0; i < m; i++)
-        for (int p = 0; p < k; p++) {
+        for (int p = lo; p < hi; p++) {
             double a = A[(size_t)i * k + p];
             for (int j = 0; j < n; j++) {
                 C[(size_t)i * n + j] += a * B[(size_t)p * n + j];
@@ -68,12 +69,71 @@ static float *to_guarded(const float *host, size_t count)
     return device;
 }
 
+/* Whether every element of C lies within float rounding of the product
+ * over only the terms p = lo ... hi - 1 of its dot product. */
+static bool is_partial_product(const float *A, const float *B, const float *got,
+                               const double *expected_abs, int m, int n, int k, int lo, int hi)
+{
+    size_t count = (size_t)m * n;
+    double *part = malloc(sizeof(double) * count + 1);
+    double *part_abs = malloc(sizeof(double) * count + 1);
+    cr_assert(part && part_abs, "out of host memory for a %d x %d product", m, n);
+    cpu_matmul(A, B, m, n, k, lo, hi, part, part_abs);
+    bool all = true;
+    for (size_t i = 0; i < count && all; i++)
+        all = fabs(got[i] - part[i]) <= 2.0 * (k + 1) * ldexp(expected_abs[i], -24);
+    free(part);
+    free(part_abs);
+    return all;
+}
+
+/* A C whose wrong elements are all finite and written, recognised as the product over
+ * part of k: the whole tiles only (a last, partial tile along k never
+ * loaded), or the last tile only (the sum set to 0 in every phase). The
+ * tiles are every stage's step along k: 8 to 64 terms. Writes the sentence
+ * that names it, or returns false. */
+static bool describe_partial_k(const float *A, const float *B, const float *got,
+                               const double *expected_abs, int m, int n, int k, char *text,
+                               size_t text_len)
+{
+    static const char off[] = "elements are off by more than float rounding allows: every "
+                              "element of C is";
+    if (k > 0 && is_partial_product(A, B, got, expected_abs, m, n, k, 0, 0)) {
+        snprintf(text, text_len, "%s 0, as if no product were added: a loop of k / tile phases "
+                 "runs none when k is less than a tile (run ceil(k / tile), with zeros loaded "
+                 "past k), or the products are never added to the sum", off);
+        return true;
+    }
+    static const int tiles[] = {8, 16, 32, 64};
+    for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
+        int whole = k - k % tiles[t], last = k > 0 ? (k - 1) / tiles[t] * tiles[t] : 0;
+        if (whole > 0 && whole < k &&
+            is_partial_product(A, B, got, expected_abs, m, n, k, 0, whole)) {
+            snprintf(text, text_len, "%s the sum of only the first %d of its k = %d products, "
+                     "those of the whole tiles along k: the last, partial tile is never added. "
+                     "Run ceil(k / tile) phases (not k / tile), with zeros loaded past k", off,
+                     whole, k);
+            return true;
+        }
+        if (last > 0 && is_partial_product(A, B, got, expected_abs, m, n, k, last, k)) {
+            snprintf(text, text_len, "%s the sum of only the last %d of its k = %d products, "
+                     "those of the last tile along k: the running sum (sum, acc) starts again "
+                     "from 0 in every phase (set it to 0 once, before the loop over the tiles of "
+                     "k)%s", off, k - last, k,
+                     k - last == 1 ? ", or = instead of += keeps only the last product" : "");
+            return true;
+        }
+    }
+    return false;
+}
+
 /* C against the CPU: the kind of wrong element names the likely mistake.
  * Unwritten elements still hold the sentinel; NaN came from an input's
  * guard zone; any other element must lie within float rounding of the
  * exact product (k + 1 roundings of the sum of |a| |b|, twice over). */
-static void check_product(const float *got, const double *expected, const double *expected_abs,
-                          int m, int n, int k, const char *what)
+static void check_product(const float *A, const float *B, const float *got,
+                          const double *expected, const double *expected_abs, int m, int n, int k,
+                          const char *what)
 {
     float sentinel;
     memset(&sentinel, SENTINEL_BYTE, sizeof sentinel);
@@ -88,7 +148,7 @@ static void check_product(const float *got, const double *expected, const double
         off += bad && got[i] != sentinel && !isnan(got[i]);
     }
     if (unwritten + nan + off) {
-        char report[1024];
+        char report[1024], partial[400];
         wb_describe_float_mismatch(got, expected, count, TOLERANCE, report, sizeof report);
         const char *hint =
             nan ? "elements are NaN: a tile load read past the end of A or B (their guard zones "
@@ -98,10 +158,11 @@ static void check_product(const float *got, const double *expected, const double
             : unwritten ? "elements were never written (they still hold 3.39e38): check the "
                           "row/column mapping (blockIdx, blockDim, threadIdx), the grid, and that "
                           "the store guard is row < m && col < n, not stricter"
-                        : "elements are off by more than float rounding allows: a missing "
-                          "__syncthreads (a tile read before it is complete, or overwritten "
-                          "while others still read it), sum = instead of +=, an index or a loop "
-                          "bound";
+            : describe_partial_k(A, B, got, expected_abs, m, n, k, partial, sizeof partial)
+                ? partial
+                : "elements are off by more than float rounding allows: a missing "
+                  "__syncthreads (a tile read before it is complete, or overwritten while "
+                  "others still read it), sum = instead of +=, an index or a loop bound";
         cr_assert_fail("%s: %zu of %zu %s; first at C[%zu][%zu] = %g, expected %g. %s " WB_SEED_HINT,
                        what, nan ? nan : unwritten ? unwritten : off, count, hint,
                        first / (size_t)n, first % (size_t)n, got[first], expected[first], report,
@@ -136,8 +197,8 @@ static void check_matmul(int stage, int tile_width, shape s)
     snprintf(label, sizeof label, "%s: C (is every store guarded by row < m && col < n?)", what);
     wb_guarded_check(dC, label);
     wb_fetch(got, dC, sizeof(float) * c_count, what);
-    cpu_matmul(A, B, s.m, s.n, s.k, expected, expected_abs);
-    check_product(got, expected, expected_abs, s.m, s.n, s.k, what);
+    cpu_matmul(A, B, s.m, s.n, s.k, 0, s.k, expected, expected_abs);
+    check_product(A, B, got, expected, expected_abs, s.m, s.n, s.k, what);
     wb_guarded_free(dA);
     wb_guarded_free(dB);
     wb_guarded_free(dC);

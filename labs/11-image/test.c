@@ -251,6 +251,24 @@ static bool result_is(const float *got, const float *in, size2 s, int boundary,
     return same;
 }
 
+/* Whether got is the right result moved: pixel (x, y) holding what belongs
+ * at (x + shift_x, y + shift_y), wherever that lies in the image. */
+static bool result_is_shifted(const float *got, const float *in, size2 s, int boundary,
+                              const float *mask, int radius, int shift_x, int shift_y,
+                              double tolerance)
+{
+    double *right = malloc(sizeof(double) * pixels_of(s));
+    cr_assert(right, "out of host memory");
+    image_cpu_convolve(boundary, in, right, s.width, s.height, mask, radius);
+    size_t compared = 0, same = 0;
+    for (int y = 0; y + shift_y < s.height; y++)
+        for (int x = 0; x + shift_x < s.width; x++, compared++)
+            same += pixel_ok(got[(size_t)y * s.width + x],
+                             right[(size_t)(y + shift_y) * s.width + x + shift_x], tolerance);
+    free(right);
+    return compared > 0 && same == compared;
+}
+
 /* One sentence naming what the wrong image looks like. */
 static const char *diagnose(int stage, int boundary, size2 s, int radius, const census *c,
                             const float *got, const float *in, const float *mask,
@@ -320,6 +338,28 @@ static const char *diagnose(int stage, int boundary, size2 s, int radius, const 
             return "the result is the convolution with the row mask turned round: "
                    "row_buffer[lane + dx] (the pixel dx - radius columns from the lane's own) "
                    "meets row_constant[dx]";
+    }
+    /* The taps counted from the pixel itself, not radius before it: along
+     * both axes, or (stage 4's passes) along one. */
+    static const struct {
+        int x, y;
+        const char *centre;
+    } shifts[] = {{1, 1, "(x + radius, y + radius)"}, {1, 0, "(x + radius, y)"},
+                  {0, 1, "(x, y + radius)"}};
+    for (size_t k = 0; k < sizeof shifts / sizeof shifts[0]; k++) {
+        if (result_is_shifted(got, in, s, boundary, mask, radius, shifts[k].x * radius,
+                              shifts[k].y * radius, tolerance)) {
+            static char text[400];
+            snprintf(text, sizeof text,
+                     "the result is the right one moved: pixel (x, y) holds the convolution "
+                     "centred on %s. The taps start radius pixels before the pixel: tap (dx, "
+                     "dy) reads the input at (x + dx - radius, y + dy - radius)%s",
+                     shifts[k].centre,
+                     stage == IMAGE_SEPARABLE_STAGE ? " (stage 4: each lane loads column "
+                                                      "x - RADIUS; the march starts RADIUS rows "
+                                                      "above its outputs)" : "");
+            return text;
+        }
     }
     if (c->all_image_edge)
         return stage == IMAGE_SEPARABLE_STAGE
@@ -568,6 +608,33 @@ Test(image, stage1_broadcast,
 
 /* The n bytes at host start at `offset` bytes into their device buffer (a
  * start that is no multiple of 16 tests stage 7's head). */
+/* Fewer counts than bytes, recognised as the histogram of the first or the
+ * last got_total bytes only: the bytes after or before them never counted.
+ * Writes the sentence that names it, or returns false. */
+static bool describe_lost_bytes(const unsigned char *data, size_t n, const unsigned int *got,
+                                long long got_total, char *text, size_t text_len)
+{
+    size_t counted = (size_t)got_total;
+    unsigned int part[IMAGE_BINS];
+    image_cpu_histogram(data, counted, part);
+    if (memcmp(part, got, sizeof part) == 0) {
+        snprintf(text, text_len, "fewer counts than bytes: counts were lost, exactly those of the "
+                 "%zu bytes after the first %zu: the counting stops before n (one pass over the "
+                 "grid's threads where a grid-stride loop, i += gridDim.x * blockDim.x, must run "
+                 "until n; stage 7: the tail after the last whole chunk not counted)",
+                 n - counted, counted);
+        return true;
+    }
+    image_cpu_histogram(data + n - counted, counted, part);
+    if (memcmp(part, got, sizeof part) == 0) {
+        snprintf(text, text_len, "fewer counts than bytes: counts were lost, exactly those of the "
+                 "first %zu bytes: the counting starts too late (stage 7: the head, the bytes "
+                 "before the first 16-byte boundary, not counted)", n - counted);
+        return true;
+    }
+    return false;
+}
+
 static void check_histogram(int stage, const unsigned char *data, size_t n, size_t offset,
                             const char *kind)
 {
@@ -618,6 +685,7 @@ static void check_histogram(int stage, const unsigned char *data, size_t n, size
     if (first < 0)
         return;
     same_delta &= wrong >= 8 && first + wrong == IMAGE_BINS;
+    char lost[400];
     const char *pattern =
         got_total == 0 ? "every bin is 0: nothing was counted"
         : same_delta && delta < 0
@@ -628,16 +696,21 @@ static void check_histogram(int stage, const unsigned char *data, size_t n, size
         : same_delta
             ? "the wrong bins are all too high by the same count: the shared bins were not "
               "cleared and held an earlier run's counts"
+        : got_total < (long long)n &&
+                describe_lost_bytes(data, n, got, got_total, lost, sizeof lost)
+            ? lost
         : got_total < (long long)n
-            ? "fewer counts than bytes: counts were lost (a plain ++ instead of atomicAdd; a "
-              "bin merged before every thread of the block had counted, a missing "
-              "__syncthreads() before the merge; a merge that adds only some of a bin's "
-              "copies; bytes skipped: the head, the tail, a word of the uint4, or an index "
-              "that overflows)"
+            ? "fewer counts than bytes: counts were lost (a plain ++ or += instead of atomicAdd, "
+              "in the counting or the merge; a bin merged before every thread of the block had "
+              "counted, a missing __syncthreads() before the merge; a merge that adds only "
+              "some of a bin's copies; bytes skipped: the head, the tail, a word of the uint4, "
+              "or an index that overflows)"
         : got_total > (long long)n
-            ? "more counts than bytes: bytes counted twice (the head or the tail counted by "
-              "more threads than its bytes, or also as part of a chunk), or shared bins not "
-              "cleared (they held an earlier kernel's leftovers)"
+            ? "more counts than bytes: bytes counted twice (a loop that steps by blockDim.x, "
+              "not gridDim.x * blockDim.x: every block also counts the bytes of the blocks "
+              "after it; the head or the tail counted by more threads than its bytes, or also "
+              "as part of a chunk), or shared bins not cleared (they held an earlier kernel's "
+              "leftovers)"
             : "as many counts as bytes, in the wrong bins: a byte counted under another value "
               "(a chunk counted as 16 of its first byte when not all its bytes are equal: all "
               "four words must be checked; a byte taken from the wrong position of its word; "
