@@ -823,16 +823,24 @@ static void check_past_2_31(int stage)
         expected[b] += (unsigned int)rows;
         got_total += got[b];
     }
+    /* What the total says: none counted, some but no more than 2^31, or
+     * another mistake (the other tests name those). */
+    const char *pattern =
+        got_total == 0
+            ? "No byte was counted: n held in an int is negative past 2^31, so no loop ran; n "
+              "and the indices into data are size_t"
+        : got_total < (long long)n && got_total <= (1LL << 31)
+            ? "Only part of the bytes was counted, no more than 2^31: the grid does not stride "
+              "over the whole input (each thread loops i += gridDim.x * blockDim.x while i < "
+              "n), or an int overflows (the index i, the stride or n held in an int; indices "
+              "into data are size_t)"
+            : "Counts are wrong on a large input";
     for (int b = 0; b < IMAGE_BINS; b++)
         cr_assert(got[b] == expected[b],
                   "%s: bin %d = %u, expected %u; %lld counts in all, expected %zu. %s. Classic "
                   "mistakes at this stage: %s " WB_SEED_HINT,
-                  what, b, got[b], expected[b], got_total, n,
-                  got_total < (long long)n && got_total <= (1LL << 31)
-                      ? "The bytes past 2^31 were not counted: an int overflows (the index i, "
-                        "the stride or n held in an int); indices into data are size_t"
-                      : "Counts are wrong on a large input",
-                  classic_mistakes[stage], wb_seed());
+                  what, b, got[b], expected[b], got_total, n, pattern, classic_mistakes[stage],
+                  wb_seed());
 }
 
 Test(image, stage5_uniform) { check_uniform(5); }
