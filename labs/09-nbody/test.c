@@ -123,23 +123,49 @@ static void free_problem(problem *p)
 
 /* -------------------------------------------------------- the diagnosis */
 
-/* ||got - alt|| / ||alt|| over the checked bodies, alt the CPU's sum of
- * `variant` over the first `sources` bodies. */
-static double error_against(const problem *p, const float *got, int sources,
-                            nbody_variant variant)
+/* What some mistake gives body i: alt_of(p, i, how, alt). */
+typedef void (*alt_of_body)(const problem *p, int i, const void *how, double alt[3]);
+
+/* ||got - alt|| / ||alt|| over the checked bodies. Far off after 64 bodies,
+ * INFINITY: the callers look for a match within 1e-3, so the rest of the
+ * n x bodies sums are not needed. */
+static double error_against_alt(const problem *p, const float *got, alt_of_body alt_of,
+                                const void *how)
 {
     double diff = 0.0, size = 0.0;
     for (int c = 0; c < p->count; c++) {
         int i = p->checked[c];
         double alt[3];
-        nbody_cpu_acceleration(p->bodies, sources, i, EPS, variant, alt, NULL);
+        alt_of(p, i, how, alt);
         for (int k = 0; k < 3; k++) {
             double d = got[3 * i + k] - alt[k];
             diff += d * d;
             size += alt[k] * alt[k];
         }
+        if (c == 63 && diff > 1e-2 * size)
+            return INFINITY;
     }
     return size > 0.0 ? sqrt(diff / size) : INFINITY;
+}
+
+typedef struct {
+    int sources;
+    nbody_variant variant;
+} variant_sum;
+
+static void variant_alt(const problem *p, int i, const void *how, double alt[3])
+{
+    const variant_sum *v = how;
+    nbody_cpu_acceleration(p->bodies, v->sources, i, EPS, v->variant, alt, NULL);
+}
+
+/* The error against the CPU's sum of `variant` over the first `sources`
+ * bodies. */
+static double error_against(const problem *p, const float *got, int sources,
+                            nbody_variant variant)
+{
+    variant_sum how = {sources, variant};
+    return error_against_alt(p, got, variant_alt, &how);
 }
 
 /* Whether got - expected is the pull of a mass sitting at the origin:
@@ -180,57 +206,56 @@ typedef enum {
     SUM_SHAPES
 } sum_shape;
 
-/* ||got - alt|| / ||alt|| over the checked bodies, alt what `shape` sums
- * for each of them in double, with blocks (and tiles) of block_size. */
+typedef struct {
+    int block_size;
+    sum_shape shape;
+} shape_sum;
+
+/* What `shape` sums for body i in double, with blocks (and tiles) of
+ * block_size. */
+static void shape_alt(const problem *p, int i, const void *how, double alt[3])
+{
+    const shape_sum *h = how;
+    int n = p->n, block_size = h->block_size;
+    sum_shape shape = h->shape;
+    int last_tile = (n - 1) / block_size * block_size, tiles = (n + block_size - 1) / block_size;
+    int block_start = i / block_size * block_size;
+    int first = shape == SUM_AFTER_SELF ? i + 1
+                : shape == SUM_FROM_BLOCK_START || shape == SUM_OWN_BLOCK_PER_TILE ? block_start
+                : shape == SUM_LAST_TILE ? last_tile
+                : shape == SUM_OWN_SLOT_PER_TILE ? i % block_size
+                                                 : 0;
+    int end = shape == SUM_BEFORE_SELF ? i
+              : shape == SUM_OWN_BLOCK_PER_TILE
+                  ? (block_start + block_size < n ? block_start + block_size : n)
+                  : n;
+    int step = shape == SUM_OWN_SLOT_PER_TILE ? block_size : 1;
+    double weight = shape == SUM_OWN_BLOCK_PER_TILE ? tiles
+                    : shape == SUM_OWN_SLOT_PER_TILE ? block_size
+                                                     : 1.0;
+    double eps2 = (double)EPS * EPS;
+    const nbody_body *self = &p->bodies[i];
+    alt[0] = alt[1] = alt[2] = 0.0;
+    for (int j = first; j < end; j += step) {
+        const nbody_body *other = &p->bodies[j];
+        double d[3] = {(double)other->x - self->x, (double)other->y - self->y,
+                       (double)other->z - self->z};
+        double d2 = eps2 + d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        /* the power of d in the denominator of s: 3 for the law */
+        double d_power = shape == SUM_INVERSE_SQUARE ? d2
+                         : shape == SUM_INVERSE_DISTANCE ? sqrt(d2)
+                                                         : d2 * sqrt(d2);
+        double s = weight * other->mass / d_power;
+        for (int k = 0; k < 3; k++)
+            alt[k] += d[k] * s;
+    }
+}
+
 static double error_against_shape(const problem *p, const float *got, int block_size,
                                   sum_shape shape)
 {
-    int n = p->n, last_tile = (n - 1) / block_size * block_size;
-    int tiles = (n + block_size - 1) / block_size;
-    double diff = 0.0, size = 0.0, eps2 = (double)EPS * EPS;
-    for (int c = 0; c < p->count; c++) {
-        int i = p->checked[c], block_start = i / block_size * block_size;
-        int first = shape == SUM_AFTER_SELF ? i + 1
-                    : shape == SUM_FROM_BLOCK_START || shape == SUM_OWN_BLOCK_PER_TILE
-                        ? block_start
-                    : shape == SUM_LAST_TILE ? last_tile
-                    : shape == SUM_OWN_SLOT_PER_TILE ? i % block_size
-                                                     : 0;
-        int end = shape == SUM_BEFORE_SELF ? i
-                  : shape == SUM_OWN_BLOCK_PER_TILE ? (block_start + block_size < n
-                                                           ? block_start + block_size
-                                                           : n)
-                                                    : n;
-        int step = shape == SUM_OWN_SLOT_PER_TILE ? block_size : 1;
-        double weight = shape == SUM_OWN_BLOCK_PER_TILE ? tiles
-                        : shape == SUM_OWN_SLOT_PER_TILE ? block_size
-                                                         : 1.0;
-        /* the power of d in the denominator of s */
-        double power = shape == SUM_INVERSE_SQUARE ? 2.0 : shape == SUM_INVERSE_DISTANCE ? 1.0
-                                                                                          : 3.0;
-        const nbody_body *self = &p->bodies[i];
-        double alt[3] = {0.0, 0.0, 0.0};
-        for (int j = first; j < end; j += step) {
-            const nbody_body *other = &p->bodies[j];
-            double d[3] = {(double)other->x - self->x, (double)other->y - self->y,
-                           (double)other->z - self->z};
-            double d2 = eps2 + d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-            double d_power = power == 3.0 ? d2 * sqrt(d2) : power == 2.0 ? d2 : sqrt(d2);
-            double s = weight * other->mass / d_power;
-            for (int k = 0; k < 3; k++)
-                alt[k] += d[k] * s;
-        }
-        for (int k = 0; k < 3; k++) {
-            double e = got[3 * i + k] - alt[k];
-            diff += e * e;
-            size += alt[k] * alt[k];
-        }
-        /* Far off after 64 bodies: not this shape (a match is within 1e-3
-         * over all of them), so the other n x bodies sums are not needed. */
-        if (c == 63 && diff > 1e-2 * size)
-            return INFINITY;
-    }
-    return size > 0.0 ? sqrt(diff / size) : INFINITY;
+    shape_sum how = {block_size, shape};
+    return error_against_alt(p, got, shape_alt, &how);
 }
 
 /* Writes into hint the shape that wrong accelerations match, if one does:
