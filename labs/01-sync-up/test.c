@@ -689,6 +689,15 @@ static int by_element(const void *a, const void *b)
                                     : (x->amount > y->amount) - (x->amount < y->amount);
 }
 
+/* The sum of the n elements' work, which the average divides. */
+static unsigned long long work_total(const int *work, int n)
+{
+    unsigned long long total = 0;
+    for (int i = 0; i < n; i++)
+        total += (unsigned long long)work[i];
+    return total;
+}
+
 /* How the threshold is found: right (lab.h), or as a classic mistake does
  * it, so that the message can name the mistake whose results came back. */
 typedef enum { RIGHT, ROUNDED_UP, ROUNDED_TO_NEAREST } donation_rule;
@@ -698,9 +707,7 @@ typedef enum { RIGHT, ROUNDED_UP, ROUNDED_TO_NEAREST } donation_rule;
 static int donation_model(const int *work, int n, int k, donation_rule rule, int *kept,
                           donation *pairs)
 {
-    unsigned long long total = 0;
-    for (int i = 0; i < n; i++)
-        total += (unsigned long long)work[i];
+    unsigned long long total = work_total(work, n);
     unsigned long long rounding = rule == ROUNDED_UP ? n - 1 : rule == ROUNDED_TO_NEAREST ? n / 2 : 0;
     int keep = (int)((total + rounding) / (unsigned long long)n) + k, length = 0;
     for (int i = 0; i < n; i++) {
@@ -759,9 +766,7 @@ static const char *kept_mistake(const int *work, int n, int k, int blocks, int t
                  "down", rounded);
         return message;
     }
-    unsigned long long total = 0;
-    for (int i = 0; i < n; i++)
-        total += (unsigned long long)work[i];
+    unsigned long long total = work_total(work, n);
     long long keep = (long long)(total / (unsigned long long)n) + k;
     /* Which elements came back poisoned: those past the grid's threads, the
      * givers (work above keep) or the others. */
@@ -1009,9 +1014,7 @@ Test(sync_up, stage5_donation, .timeout = 60,
 static void boundary_work(int *work, int n, int k, wb_rng *rng)
 {
     wb_fill_ints(work, (size_t)n, 0, 2000, rng);
-    unsigned long long total = 0;
-    for (int i = 0; i < n; i++)
-        total += (unsigned long long)work[i];
+    unsigned long long total = work_total(work, n);
     int keep = (int)(total / (unsigned long long)n) + k;
     /* Every fourth element moved onto keep - 1, keep or keep + 1; the
      * difference is taken from (or given to) its neighbour, so that the
