@@ -367,9 +367,18 @@ static const char *diagnose(int stage, int boundary, size2 s, int radius, const 
                      "taps outside the image are not the boundary condition's (read them "
                      "through pixel_or_boundary)";
     if (c->all_partial_tile)
-        return "only pixels of the last, partial tiles are wrong: the image is no multiple of "
-               "the tile, and that tile's loads or bounds are off (a tap that lies in the tile "
-               "but past the image is the boundary condition's, not what the tile holds there)";
+        return stage == 2
+                   ? "only pixels of the last, partial tiles are wrong: the image is no multiple "
+                     "of the tile, and only there do threads lie past the image. A guard (x < "
+                     "width && y < height) that returns before the tile load lets them leave "
+                     "without loading their share of the tile: keep every thread through the "
+                     "load and the __syncthreads(), and guard only the store. Else that tile's "
+                     "bounds are off (a tap in the tile but past the image is the boundary "
+                     "condition's)"
+                   : "only pixels of the last, partial tiles are wrong: the image is no multiple "
+                     "of the tile, and that tile's loads or bounds are off (a tap that lies in "
+                     "the tile but past the image is the boundary condition's, not what the "
+                     "tile holds there)";
     /* Stage 2 loads its halo into the tile; stage 3 reads it from the cache. */
     if (stage == 2 && c->one_tile_side != -1) {
         static const struct {
