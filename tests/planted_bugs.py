@@ -201,6 +201,14 @@ def run_judged(ws, binary, folder, name, bug, source):
     return False, f"the judge passes every {kind_of_test} test"
 
 
+def timed_out(shown):
+    """Whether a run's message is a test stopped by its timeout, or a test
+    binary that ended without its report (Criterion's runner fails that way
+    when a test ends just as its timeout fires): with other mutants' spin
+    loops sharing the GPU, a correct wait can take that long."""
+    return "timed out" in shown or "invalid state 'timeout'" in shown or shown.startswith("no report")
+
+
 def mutant_runs(folders, make_jobs, jobs, judged=False, sweep=False):
     """Builds the trusted trees of the labs, then compiles, links and runs
     each mutant that make_jobs(folder, reference text) lists as (bug,
@@ -246,11 +254,19 @@ def mutant_runs(folders, make_jobs, jobs, judged=False, sweep=False):
         alone = [j for j in work if tests_of(j[2]) == "timing"]
         shared = [j for j in work if tests_of(j[2]) != "timing"]
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(one, j): j for j in shared}
             # yielded as they finish, so that a run cut short still shows its results
-            for done in concurrent.futures.as_completed([pool.submit(one, j) for j in shared]):
-                yield done.result()
+            for done in concurrent.futures.as_completed(futures):
+                result = done.result()
+                if jobs > 1 and result[2] == "NOT CAUGHT" and timed_out(result[3]):
+                    alone.append(futures[done])   # again below, with the GPU to itself
+                    continue
+                yield result
         for job in alone:
-            yield one(job)
+            folder, bug, verdict, shown, judge_says = one(job)
+            if tests_of(bug) != "timing":
+                shown = f"(run again alone: a test timed out beside {jobs - 1} other mutants) {shown}"
+            yield folder, bug, verdict, shown, judge_says
 
 
 def run(args):

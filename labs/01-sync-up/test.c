@@ -1194,12 +1194,19 @@ WB_SOURCE_RULES_TEST(sync_up_source, stage2_memory_order,
     "the answer is a release (a device_flag store with memory_order_release, or " \
     "__threadfence() before a volatile store): the asker's step up reads what this side wrote"
 
+#define ANSWER_PLACE_WHY \
+    "the answer (the flag back to 0, a release) comes after step_up, not before it: k - 1 " \
+    "steps up as soon as it sees the answer, and reads up[k], which k writes in its own step " \
+    "up. On most runs k is quicker and the values come out right, so the test reads the order " \
+    "in your code"
+
 WB_SOURCE_RULES_TEST(sync_up_source, stage3_memory_order,
     {"handshake_ask", .orderings = 2, .fresh_accesses = 1, .why = ASK_WHY},
     {"handshake_wait", .orderings = 1, .fresh_accesses = 1, .fence_after = "load",
      .why = WAIT_WHY},
     {"handshake_answer", .orderings = 1, .fresh_accesses = 1, .fence_before = "store",
-     .why = ANSWER_WHY})
+     .why = ANSWER_WHY},
+    {"handshake_stage3", .fence_after = "step_up", .why = ANSWER_PLACE_WHY})
 
 /* Stage 4: the one place in the lab where the fence decides the result. */
 #define MAXIMUM_ORDER                                                                           \
