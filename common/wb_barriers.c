@@ -555,7 +555,6 @@ typedef struct {
 static void judge_definition(const char *text, const char *params, const char *body,
                              const char *end, void *arg)
 {
-    (void)params;
     judging *j = arg;
     if (j->found)
         return;
@@ -571,6 +570,17 @@ static void judge_definition(const char *text, const char *params, const char *b
         else
             add_name(&shared, p, (size_t)(e - p), shared_scalar(body, end, p, (size_t)(e - p)));
         p = e;
+    }
+    if (j->rule->thread_parameter > 0) {   // the callers pass the thread's own value there
+        const char *from[24], *to[24], *name;
+        size_t n;
+        int count = split_list(params, from, to, 24);
+        if (j->rule->thread_parameter <= count) {
+            parameter_name(from[j->rule->thread_parameter - 1], to[j->rule->thread_parameter - 1],
+                           &name, &n);
+            if (name)
+                add_name(&thread, name, n, false);
+        }
     }
     walk w = {.text = text};
     w.inlined[w.depth++] = body;

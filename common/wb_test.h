@@ -235,7 +235,10 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
  * before the end of the statement that holds the first `fence_before` after
  * that ("atomicAdd"); either may be left out (the body's start, its end).
  * Where the body has no such word (another way of writing it), that place
- * is not checked. `why` names the mistake for the learner. */
+ * is not checked. `thread_parameter` (1 for the first) names a parameter
+ * whose value depends on the thread where the function is called (given
+ * code passes threadIdx.x as tid), so that an if on it is divergent too.
+ * `why` names the mistake for the learner. */
 typedef enum { WB_DEVICE_SCOPE, WB_BLOCK_SCOPE } wb_scope;
 enum {
     WB_READ_AFTER_WRITE = 1,   /* a barrier between a write and every later read */
@@ -251,6 +254,7 @@ typedef struct {
     const char *shared;     /* the shared memory the barriers protect, names separated by spaces */
     int protects;           /* WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ | WB_EACH_ITERATION */
     const char *fence_after, *fence_before;   /* where an ordering must stand (words) */
+    int thread_parameter;   /* 1 the first...: its callers pass a value of the thread (tid) */
     const char *why;        /* the mistake, in the learner's words */
 } wb_source_rule;
 

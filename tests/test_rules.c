@@ -306,6 +306,33 @@ Test(source_rules, a_barrier_under_a_uniform_branch_counts)
                              TILE_RULE));
 }
 
+/* A helper that given code calls with threadIdx.x: an if on that parameter
+ * is divergent only when the rule says so (thread_parameter); without it the
+ * parameter could be any value the block shares. */
+Test(source_rules, a_barrier_under_a_branch_of_a_thread_parameter_does_not_count)
+{
+    const char *code = "__device__ void fold(int *sdata, unsigned tid) {\n"
+                       "    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {\n"
+                       "        if (tid < s) {\n"
+                       "            sdata[tid] += sdata[tid + s];\n"
+                       "            %s\n"
+                       "        }\n"
+                       "        %s\n"
+                       "    }\n"
+                       "}\n";
+    wb_source_rule fold = {"fold", .barriers = 1, .shared = "sdata",
+                           .protects = WB_READ_AFTER_WRITE | WB_EACH_ITERATION,
+                           .thread_parameter = 2, .why = ""};
+    char text[1024];
+    snprintf(text, sizeof text, code, "", "__syncthreads();");
+    assert_accepted(problems_of(preprocessed(text), &fold, 1));
+    snprintf(text, sizeof text, code, "__syncthreads();", "");
+    assert_refused(problems_of(preprocessed(text), &fold, 1),
+                   "between the write of sdata at line 4 and the read at line 4");
+    fold.thread_parameter = 0;   // tid could be uniform: the barrier is then reached by all
+    assert_accepted(problems_of(preprocessed(text), &fold, 1));
+}
+
 Test(source_rules, a_level_loop_needs_a_barrier_each_iteration)
 {
     const wb_source_rule sweep = {"up_sweep", .barriers = 1, .shared = "s",

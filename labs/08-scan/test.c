@@ -816,7 +816,7 @@ WB_SOURCE_SUITE(scan_source);
  * Hillis-Steele scan, or a warp scanning the totals in place). */
 WB_SOURCE_RULES_TEST(scan_source, stage0_barriers,
     {"hillis_steele_scan", .barriers = 2, .shared = "buffers",
-     .protects = WB_READ_AFTER_WRITE | WB_EACH_ITERATION,
+     .protects = WB_READ_AFTER_WRITE | WB_EACH_ITERATION, .thread_parameter = 2,
      .why = "a barrier after the first store (the first level reads other threads' words) and "
             "one per level, after the writes (outside any if)"})
 WB_SOURCE_RULES_TEST(scan_source, stage1_barriers,
@@ -827,7 +827,7 @@ WB_SOURCE_RULES_TEST(scan_source, stage1_barriers,
      .why = "a barrier before every level of the down-sweep, for the same reason"})
 WB_SOURCE_RULES_TEST(scan_source, stage2_barriers,
     {"warps_exclusive_scan", .barriers = 1, .shared = "totals",
-     .protects = WB_READ_AFTER_WRITE,
+     .protects = WB_READ_AFTER_WRITE, .thread_parameter = 1,
      .why = "a barrier between lane 0's writes of the warps' totals and every warp's reads"})
 WB_SOURCE_RULES_TEST(scan_source, stage4_memory_order,
     {"publish", .orderings = 1, .fresh_accesses = 1,
