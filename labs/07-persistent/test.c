@@ -687,6 +687,9 @@ WB_SOURCE_RULES_TEST(persistent_source, stage4_memory_order,
     {"host_fed", .orderings = 4, .fresh_accesses = 2, .barriers = 2,
      .shared = "__shared__", .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = HOST_FED_ORDER},
     {"enqueue_task", .orderings = 1, .why = ENQUEUE_RELEASE},
+    {"enqueue_task", .fence_after = "task",
+     .why = "the task first, then head (a release store): head moved before the task is "
+            "written lets the GPU claim the slot and read the task it held before"},
     {"oldest_done", .orderings = 1, .why = DONE_ACQUIRE})
 
 /* ------------------------------------------------------------- timing */
