@@ -1202,6 +1202,8 @@ WB_SOURCE_RULES_TEST(sync_up_source, stage2_memory_order,
 
 WB_SOURCE_RULES_TEST(sync_up_source, stage3_memory_order,
     {"handshake_ask", .orderings = 2, .fresh_accesses = 1, .why = ASK_WHY},
+    {"handshake_ask", .fence_before = "store", .why = ASK_WHY},
+    {"handshake_ask", .fence_after = "load", .why = ASK_WHY},
     {"handshake_wait", .orderings = 1, .fresh_accesses = 1, .fence_after = "load",
      .why = WAIT_WHY},
     {"handshake_answer", .orderings = 1, .fresh_accesses = 1, .fence_before = "store",

@@ -690,7 +690,8 @@ WB_SOURCE_RULES_TEST(persistent_source, stage4_memory_order,
     {"enqueue_task", .fence_after = "task",
      .why = "the task first, then head (a release store): head moved before the task is "
             "written lets the GPU claim the slot and read the task it held before"},
-    {"oldest_done", .orderings = 1, .why = DONE_ACQUIRE})
+    {"oldest_done", .orderings = 1, .why = DONE_ACQUIRE},
+    {"oldest_done", .fence_after = "load", .why = DONE_ACQUIRE})
 
 /* ------------------------------------------------------------- timing */
 
