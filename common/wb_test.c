@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- modes */
@@ -607,6 +608,56 @@ bool wb_under_sanitizer(void)
     return timeout_scale() > 1.0;
 }
 
+/* When this test process began its test (wb_test_begin), for the waits
+ * below: Criterion's timeout counts from about then. */
+static struct timespec test_started;
+
+static double seconds_since(struct timespec t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t.tv_sec) + 1e-9 * (double)(now.tv_nsec - t.tv_nsec);
+}
+
+/* The running test's limit in seconds (scaled above): its own .timeout,
+ * else its suite's; 0 for none. */
+static double test_limit(void)
+{
+    const struct criterion_test *t = criterion_current_test;
+    const struct criterion_suite *s = criterion_current_suite;
+    if (t && t->data && t->data->timeout > 0)
+        return t->data->timeout;
+    return s && s->data && s->data->timeout > 0 ? s->data->timeout : 0.0;
+}
+
+bool wb_gpu_done_in_time(void)
+{
+    double limit = test_limit();
+    /* A second (a tenth of a long limit) before Criterion's own timeout. */
+    double give_up = limit > 0 ? limit - fmax(1.0, 0.1 * limit) : INFINITY;
+    cudaEvent_t done;
+    CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventRecord(done, cudaStreamLegacy));
+    cudaError_t status;
+    while ((status = cudaEventQuery(done)) == cudaErrorNotReady) {
+        if (seconds_since(test_started) > give_up)
+            return false;   // the event stays: destroying it would wait for the GPU
+        struct timespec pause = {0, 200000};   // 0.2 ms: a poll costs the GPU nothing
+        nanosleep(&pause, NULL);
+    }
+    CUDA_CHECK(cudaEventDestroy(done));
+    CUDA_CHECK(status);   // a fault inside a kernel shows here
+    return true;
+}
+
+void wb_wait_for_gpu(const char *what, const char *waits_for)
+{
+    if (!wb_gpu_done_in_time())
+        cr_assert_fail("%s has not finished after %.1f s, close to this test's limit of %.0f s: "
+                       "its threads wait for something that never comes: %s",
+                       what, seconds_since(test_started), test_limit(), waits_for);
+}
+
 ReportHook(PRE_ALL)(struct criterion_test_set *set)
 {
     double scale = timeout_scale();
@@ -649,6 +700,7 @@ void wb_case_begin(void)
 
 void wb_test_begin(void)
 {
+    clock_gettime(CLOCK_MONOTONIC, &test_started);
     wb_case_begin();
     char reason[256];
     if (!wb_gpu_usable(reason, sizeof reason))

@@ -68,6 +68,15 @@ void wb_case_begin(void);
  * pattern, not the count). */
 bool wb_under_sanitizer(void);
 
+/* Waits for the GPU work queued so far (every blocking stream's: a mark on
+ * the legacy default stream). A kernel that never ends would hold the test
+ * until Criterion's timeout, whose "The test timed out" names nothing: these
+ * give up shortly before the test's limit (its .timeout, else its suite's).
+ * wb_gpu_done_in_time returns false then; wb_wait_for_gpu fails the test,
+ * saying what did not finish and what its threads wait for. */
+bool wb_gpu_done_in_time(void);
+void wb_wait_for_gpu(const char *what, const char *waits_for);
+
 /* ---------------------------------------------------------- observations */
 
 /* bytes of host memory at host hold what the code under test produced. */

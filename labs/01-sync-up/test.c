@@ -31,6 +31,20 @@ typedef enum { BARRIER, SPIN, GRID } stage;
 
 static const char *stage_name[] = {"ordered_barrier", "ordered_spin", "ordered_grid"};
 
+/* What the threads of a stage's kernel wait for, named when it never ends
+ * (wb_wait_for_gpu). */
+static const char *const stage_waits[] = {
+    "a __syncthreads() that some threads of the block never reach: every thread runs the same "
+    "turns of the loop, and each barrier stands outside any if",
+    "their turn, which never comes: the spin reads the counter fresh each time (volatile, or "
+    "a plain load is read once into a register), the thread whose turn it is moves the "
+    "counter on after its write, and a thread's next turn is its last + blockDim.x",
+    "their turn, which never comes: the spin reads the grid's counter fresh each time "
+    "(volatile or an atomic load), the thread whose turn it is moves it on with an atomic "
+    "after a __threadfence(), and a thread's next turn is its last + gridDim.x * blockDim.x "
+    "(its first: blockIdx.x * blockDim.x + threadIdx.x)",
+};
+
 static void launch(stage s, int *record, int count, int blocks, int threads)
 {
     if (s == BARRIER)
@@ -56,6 +70,9 @@ static void leave_counter_at_32(stage s, int threads)
     int *scratch;
     CUDA_CHECK(cudaMalloc((void **)&scratch, 32 * sizeof(int)));
     launch(s, scratch, 32, 1, threads);
+    char what[96];
+    snprintf(what, sizeof what, "%s(count = 32, threads = %d)", stage_name[s], threads);
+    wb_wait_for_gpu(what, stage_waits[s]);
     CUDA_CHECK(cudaFree(scratch));
 }
 
@@ -63,7 +80,8 @@ static void leave_counter_at_32(stage s, int threads)
  * device printf ends up) sent to a temporary file, waits for the GPU, and
  * returns what was printed, observed. (cr_redirect_stdout captures a whole
  * test at once; this captures each launch, however long its output.) */
-static char *printed_during(void (*call)(void *), void *context, const char *what)
+static char *printed_during(void (*call)(void *), void *context, const char *what,
+                            const char *waits_for)
 {
     fflush(stdout);
     int saved = dup(1);
@@ -71,11 +89,12 @@ static char *printed_during(void (*call)(void *), void *context, const char *wha
     cr_assert(saved >= 0 && capture, "cannot capture stdout");
     dup2(fileno(capture), 1);
     call(context);
-    cudaError_t status = cudaDeviceSynchronize();
+    bool ended = wb_gpu_done_in_time();
     fflush(stdout);
     dup2(saved, 1);
     close(saved);
-    CUDA_CHECK(status);
+    if (!ended)
+        wb_wait_for_gpu(what, waits_for);   // fails now, with stdout back
 
     long own = lseek(fileno(capture), 0, SEEK_END);
     cr_assert(own >= 0, "cannot read the captured output");
@@ -108,7 +127,7 @@ static void launch_printing(void *context)
 static char *printed_by(stage s, int count, int blocks, int threads, const char *what)
 {
     printing_launch p = {s, count, blocks, threads};
-    return printed_during(launch_printing, &p, what);
+    return printed_during(launch_printing, &p, what, stage_waits[s]);
 }
 
 /* The lines expected: "t: n" for n = 0 .. count-1, t = n % (blocks x threads). */
@@ -162,6 +181,7 @@ static void check_recording(stage s, int count, int blocks, int threads)
         leave_counter_at_32(s, threads);
         wb_poison_ints(record, (size_t)count);
         launch(s, record, count, blocks, threads);
+        wb_wait_for_gpu(what, stage_waits[s]);
         wb_fetch(got, record, bytes, what);
         char report[1024];
         size_t bad = wb_compare_ints(got, expected, (size_t)count, report, sizeof report);
@@ -367,6 +387,11 @@ static void check_chain(int blocks, int threads, wb_rng *rng)
         wb_poison_ints(d_up, (size_t)n);
         wb_poison_ints(d_order, 2 * (size_t)n);
         handshake_chain(d_input, d_down, d_up, d_order, blocks, threads);
+        wb_wait_for_gpu(what, "a participant spins forever: in handshake_wait for k - 1's "
+                        "request (the flag at 1), or in handshake_ask for k + 1's answer (the "
+                        "flag back at 0). The request is stored before the asker spins, k waits "
+                        "for it before step_down and answers after step_up, and every spin "
+                        "reads the flag fresh (an atomic load, or volatile)");
         snprintf(label, sizeof label, "%s: order", what);
         wb_fetch(got + 2 * n, d_order, 2 * bytes, label);
         snprintf(label, sizeof label, "%s: down", what);
@@ -656,7 +681,9 @@ Test(sync_up, stage4_prints,
         int best = cpu_maximum(in, m.n);
         snprintf(expected, sizeof expected, "maximum: %d\n", best);
         maximum_launch launch_args = {d_in, m.n, m.blocks, m.threads, d_result};
-        char *text = printed_during(launch_printing_maximum, &launch_args, what);
+        char *text = printed_during(launch_printing_maximum, &launch_args, what,
+                                   "nothing in grid_maximum waits for another thread: a loop "
+                                   "that never ends (over the block's share of in)");
         int lines = 0;
         for (const char *t = text; *t; t++)
             lines += *t == '\n';

@@ -292,7 +292,11 @@ static const char *visits_mistake(const int *visits, const int *once, int tasks)
  * part-way) not visited, their outputs still poisoned. */
 static void check_tasks(task_set *s, int first_task, const char *what)
 {
-    CUDA_CHECK(cudaDeviceSynchronize());
+    wb_wait_for_gpu(what, "a block of the pool never leaves its loop: thread 0 claims a task, "
+                    "a barrier shares the claim, then every thread of the block tests it and "
+                    "all leave together once it is past the last task (a block whose other "
+                    "threads skip the exit claims on forever); a claim is one atomicAdd on "
+                    "next_task");
     unsigned *got = malloc(sizeof(unsigned) * s->n);
     unsigned *expected = malloc(sizeof(unsigned) * s->n);
     int *visits = malloc(sizeof(int) * (size_t)s->tasks);

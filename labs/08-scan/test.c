@@ -415,6 +415,12 @@ static void check_scan(int stage, scan_kind kind, int n, int block_size, int run
             wb_poison_ints((int *)d_scratch, scratch_bytes / sizeof(int));
         wb_dirty_shared_memory();   /* shared memory read before it is written holds -1s */
         scan(stage, kind, d_in, d_out, n, block_size, d_scratch);
+        if (stage >= 4)   /* a look-back can wait forever: say for what */
+            wb_wait_for_gpu(what, "a look-back lane spins on a tile whose flag never leaves "
+                            "TILE_EMPTY: every tile publishes its aggregate (the first warp, "
+                            "before its look-back) and then its inclusive prefix, tile 0 its "
+                            "prefix at once; a lane waits only for tiles before its own, and "
+                            "reads the flag fresh each time (an atomic load)");
         wb_fetch(run == 0 && first ? first : got, d_out, sizeof(unsigned) * count, fetched);
         if (run > 0 && first && memcmp(first, got, sizeof(unsigned) * count) != 0) {
             size_t k = 0;
