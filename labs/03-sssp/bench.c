@@ -26,6 +26,7 @@
 #include "workbook.h"
 
 static int reps = 3, only_stage = WB_ALL_STAGES, block = SSSP_BLOCK, delta = 0;
+static int near_far_blocks = 0;   /* 0: as many as are resident at once */
 static char cpu_name[256];   /* the host CPU that runs Dijkstra */
 
 /* The least a relaxation of edge (u, v) reads: adj[e] and weight[e], then
@@ -59,6 +60,7 @@ static results bench_graph(const graph *g, int source, const char *name)
     sssp_job j = {0, source, graph_to_device(g), NULL, sssp_work_new(g->n), {0, 0}};
     j.work->delta = delta ? delta : graph_suggest_delta(g);
     j.work->block = block;
+    j.work->near_far_blocks = near_far_blocks;
     CUDA_CHECK(cudaMalloc((void **)&j.dist, sizeof(int) * (size_t)g->n));
     char title[640];
     snprintf(title, sizeof title,
@@ -162,6 +164,9 @@ int main(int argc, char **argv)
         {"delta", "D", WB_INT, &delta, 1, SSSP_MAX_WEIGHT,
          "near-far's bucket width, for experiments (default: graph_suggest_delta's rule, "
          "128 x mean weight / mean degree)"},
+        {"near-far-blocks", "B", WB_INT, &near_far_blocks, 1, 1 << 20,
+         "at most B blocks in near-far's rounds, for experiments (default: as many as are "
+         "resident at once: a round's cost grows with its grid when its list is short)"},
         {"write", "FILE", WB_TEXT, &write, 0, 0,
          "write the generated graph as DIMACS and exit (no GPU needed)"},
         {0}};
@@ -224,8 +229,9 @@ int main(int argc, char **argv)
                     "kernels at most 2048 blocks, near-far's at most the blocks resident at "
                     "once (SMs x the occupancy API)|%s; a worklist's length is known only on "
                     "the GPU, so a fixed grid loops over it, and near-far's rounds are mostly "
-                    "small: a block that must wait for another costs a wave", block,
-                    block == SSSP_BLOCK ? "SSSP_BLOCK in lab.h" : "--block");
+                    "small: a block that must wait for another costs a wave%s", block,
+                    block == SSSP_BLOCK ? "SSSP_BLOCK in lab.h" : "--block",
+                    near_far_blocks ? "; near-far's grid capped by --near-far-blocks" : "");
 
     if (file) {
         results r = bench_graph(&from_file, source - 1, file);

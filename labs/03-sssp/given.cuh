@@ -535,6 +535,8 @@ void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stat
 {
     start_worklist(g, source, dist, work);
     int blocks = resident_blocks(g.n, work->block);
+    if (work->near_far_blocks > 0 && work->near_far_blocks < blocks)
+        blocks = work->near_far_blocks;
     int state[2] = {work->delta, 0};   /* round 0: threshold delta, phase 0 */
     CUDA_CHECK(cudaMemcpy(&work->counts[PHASE_STATE], state, sizeof state,
                           cudaMemcpyHostToDevice));

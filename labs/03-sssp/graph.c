@@ -475,6 +475,7 @@ sssp_work *sssp_work_new(int n)
     CUDA_CHECK(cudaMalloc((void **)&w->far[1], bytes));
     w->delta = 1;
     w->block = SSSP_BLOCK;
+    w->near_far_blocks = 0;
     CUDA_CHECK(cudaMalloc((void **)&w->queued, bytes));
     CUDA_CHECK(cudaMalloc((void **)&w->far_queued, bytes));
     CUDA_CHECK(cudaMalloc((void **)&w->counts, SSSP_COUNTS * sizeof(int)));

@@ -41,6 +41,8 @@ typedef struct sssp_work {
     int *far[2];             /* stage 3: nodes left for a later bucket */
     int delta;               /* stage 3: bucket width (graph_suggest_delta) */
     int block;               /* threads per block of every launch (SSSP_BLOCK) */
+    int near_far_blocks;     /* stage 3's grid: at most this many blocks (0: as many as
+                                are resident at once) */
     int *queued;             /* per node: 1 while it waits in a worklist */
     int *far_queued;         /* per node: 1 while it waits in far */
     int *counts;             /* SSSP_COUNTS ints: worklist lengths, the "changed" flag,
