@@ -19,7 +19,10 @@
  *                        a loop: atomics on one word lose nothing to each
  *                        other, they need a barrier only from plain accesses);
  *   WB_EACH_ITERATION    a barrier in every iteration of each loop of the
- *                        function that writes the shared memory.
+ *                        function that writes the shared memory;
+ *   WB_READ_BACK         a read of the shared memory after a write of it: a
+ *                        tile that is loaded and then not used (the values
+ *                        taken from global memory again) is no tiling.
  * What counts as an access of a name: name[...] and *name (reads; writes
  * when assigned, or += ...), &name (both: an atomic's target), and, for a
  * scalar __shared__ variable, the bare name; a bare pointer counts where it
@@ -610,6 +613,20 @@ static void judge_definition(const char *text, const char *params, const char *b
                      w.events[b].line <= w.events[a].line ? " (in the loop's next iteration)" : "");
             j->found = true;
             break;
+        }
+    }
+    if (!j->found && (protects & WB_READ_BACK)) {
+        bool written = false, read_back = false;
+        for (int e = 0; e < w.n && !read_back; e++) {
+            read_back = written && w.events[e].kind == READ;
+            written |= (w.events[e].kind & WRITE) != 0;
+        }
+        if (!read_back) {
+            snprintf(j->problem, j->size,
+                     "stores %s but never reads it back: the values are taken from global "
+                     "memory again, so the shared copy saves nothing",
+                     names);
+            j->found = true;
         }
     }
     if (!j->found && (protects & WB_EACH_ITERATION) && w.bad_loop_line) {

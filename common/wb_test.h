@@ -253,6 +253,7 @@ enum {
     WB_READ_AFTER_WRITE = 1,   /* a barrier between a write and every later read */
     WB_WRITE_AFTER_READ = 2,   /* a barrier between a read and every later write */
     WB_EACH_ITERATION = 4,     /* a barrier in every iteration of a loop that writes it */
+    WB_READ_BACK = 8,          /* what is stored there is read back (the tile is used) */
 };
 typedef struct {
     const char *function;   /* "name", or "Struct::name" for a member function */

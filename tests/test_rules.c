@@ -333,6 +333,27 @@ Test(source_rules, a_barrier_under_a_branch_of_a_thread_parameter_does_not_count
     assert_accepted(problems_of(preprocessed(text), &fold, 1));
 }
 
+/* A tile that is loaded and then not read: the values come from global
+ * memory again (WB_READ_BACK). */
+Test(source_rules, a_tile_stored_and_never_read_back_fails)
+{
+    const char *code = "__global__ void blur(const float *in, float *out, int n) {\n"
+                       "    __attribute__((shared)) float tile[256];\n"
+                       "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                       "    tile[threadIdx.x] = in[i];\n"
+                       "    __syncthreads();\n"
+                       "    out[i] = %s;\n"
+                       "}\n";
+    const wb_source_rule used = {"blur", .shared = "__shared__", .protects = WB_READ_BACK,
+                                 .why = ""};
+    char text[1024];
+    snprintf(text, sizeof text, code, "tile[threadIdx.x] + tile[(threadIdx.x + 1) % 256]");
+    assert_accepted(problems_of(preprocessed(text), &used, 1));
+    snprintf(text, sizeof text, code, "in[i] + in[(i + 1) % n]");
+    assert_refused(problems_of(preprocessed(text), &used, 1),
+                   "stores its __shared__ memory but never reads it back");
+}
+
 Test(source_rules, a_level_loop_needs_a_barrier_each_iteration)
 {
     const wb_source_rule sweep = {"up_sweep", .barriers = 1, .shared = "s",

@@ -311,15 +311,24 @@ WB_SOURCE_SUITE(matmul_source);
 #define TILE_BARRIERS                                                                      \
     "two barriers per phase: after the tile is loaded (read-after-write) and after it is " \
     "used (write-after-read, before the next phase overwrites it)"
+/* And the tiles are what the products read: a stage that loads them and
+ * then multiplies from A and B in global memory again tiles nothing. */
+#define TILES_USED(function)                                                          \
+    {function, .shared = "__shared__", .protects = WB_READ_BACK,                      \
+     .why = "the products read the tiles just stored (As, Bs): read from A and B in " \
+            "global memory again, the tiles save nothing"}
 WB_SOURCE_RULES_TEST(matmul_source, stage2_barriers,
                      {"matmul_stage2", .barriers = 2, .shared = "__shared__",
-                      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = TILE_BARRIERS})
+                      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = TILE_BARRIERS},
+                     TILES_USED("matmul_stage2"))
 WB_SOURCE_RULES_TEST(matmul_source, stage3_barriers,
                      {"matmul_stage3", .barriers = 2, .shared = "__shared__",
-                      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = TILE_BARRIERS})
+                      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = TILE_BARRIERS},
+                     TILES_USED("matmul_stage3"))
 WB_SOURCE_RULES_TEST(matmul_source, stage4_barriers,
                      {"matmul_stage4", .barriers = 2, .shared = "__shared__",
-                      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = TILE_BARRIERS})
+                      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = TILE_BARRIERS},
+                     TILES_USED("matmul_stage4"))
 /* Stages 5 and 6 have one barrier before the loop and one per tile: the
  * second orders both the stores into the buffer just filled (read after
  * write) and the reads of the other one (write after read). Their rules
@@ -327,12 +336,14 @@ WB_SOURCE_RULES_TEST(matmul_source, stage4_barriers,
  * other buffer without a barrier, which the text cannot tell apart. */
 WB_SOURCE_RULES_TEST(matmul_source, stage5_barriers,
                      {"matmul_stage5", .barriers = 2, .shared = "__shared__",
-                      .protects = WB_READ_AFTER_WRITE, .why = TILE_BARRIERS})
+                      .protects = WB_READ_AFTER_WRITE, .why = TILE_BARRIERS},
+                     TILES_USED("matmul_stage5"))
 WB_SOURCE_RULES_TEST(matmul_source, stage6_barriers,
                      {"matmul_stage6", .barriers = 2, .shared = "__shared__",
                       .protects = WB_READ_AFTER_WRITE,
                       .why = "one barrier after the first tile is stored and one after each "
-                             "next tile is stored into the other buffer"})
+                             "next tile is stored into the other buffer"},
+                     TILES_USED("matmul_stage6"))
 
 Test(matmul, given_refuses_bad_arguments, .description = "the given matmul() refuses bad input")
 {

@@ -646,12 +646,20 @@ WB_SOURCE_SUITE(nbody_source);
 #define TILE_BARRIERS                                                                       \
     "two barriers per tile: after the tile is loaded (read-after-write) and after it is " \
     "used (write-after-read, before the next tile overwrites it)"
+#define TILE_USED                                                                           \
+    "the inner loop takes each body from the tile (tile[j]), where the block just loaded "   \
+    "it: read from pos_mass again, every body is fetched from global memory by every thread, " \
+    "as in stage 2, and the tile is dead weight"
 WB_SOURCE_RULES_TEST(nbody_source, stage3_barriers,
                      {"forces_tiled", .barriers = 2, .shared = "tile",
-                      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = TILE_BARRIERS})
+                      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = TILE_BARRIERS},
+                     {"forces_tiled", .shared = "tile", .protects = WB_READ_BACK,
+                      .why = TILE_USED})
 WB_SOURCE_RULES_TEST(nbody_source, stage4_barriers,
                      {"forces_tiled_fast", .barriers = 2, .shared = "tile",
-                      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = TILE_BARRIERS})
+                      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = TILE_BARRIERS},
+                     {"forces_tiled_fast", .shared = "tile", .protects = WB_READ_BACK,
+                      .why = TILE_USED})
 
 /* ------------------------------------------------------ the given code */
 

@@ -550,12 +550,18 @@ WB_SOURCE_RULES_TEST(stencil_source, stage1_barriers,
     {"heat2d_tile", .barriers = 1, .shared = "__shared__", .protects = WB_READ_AFTER_WRITE,
      .why = "a __syncthreads() between storing the tile and reading it: without it a thread "
             "may read a neighbour or halo cell that another warp has not stored yet (the "
-            "missing __syncthreads after the tile load)"})
+            "missing __syncthreads after the tile load)"},
+    {"heat2d_tile", .shared = "__shared__", .protects = WB_READ_BACK,
+     .why = "the five-point update reads the cell and its neighbours from the tile it just "
+            "stored: read from global memory again, the tile saves nothing"})
 WB_SOURCE_RULES_TEST(stencil_source, stage4_barriers,
     {"heat3d_march", .barriers = 2, .shared = "__shared__",
      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ,
      .why = "two __syncthreads() per plane: after the tile is stored, before a neighbour is "
-            "read, and after it is used, before the next plane overwrites it"})
+            "read, and after it is used, before the next plane overwrites it"},
+    {"heat3d_march", .shared = "__shared__", .protects = WB_READ_BACK,
+     .why = "the in-plane neighbours come from the plane's tile, just stored: read from "
+            "global memory again, the tile saves nothing"})
 
 /* ------------------------------------------- the given argument checks */
 

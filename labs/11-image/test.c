@@ -876,12 +876,18 @@ WB_SOURCE_RULES_TEST(image_source, stage2_barriers,
     {"conv_tile_halo", .barriers = 1, .shared = "__shared__", .protects = WB_READ_AFTER_WRITE,
      .why = "a __syncthreads() between storing the tile and reading it: without it a thread "
             "may read a pixel of the tile or its halo that another warp has not stored yet "
-            "(the missing barrier between the tile load and its use)"})
+            "(the missing barrier between the tile load and its use)"},
+    {"conv_tile_halo", .shared = "__shared__", .protects = WB_READ_BACK,
+     .why = "the taps read the tile (and its halo) just stored: read from global memory "
+            "again, the tile saves nothing"})
 WB_SOURCE_RULES_TEST(image_source, stage3_barriers,
     {"conv_tile_cached_halo", .barriers = 1, .shared = "__shared__",
      .protects = WB_READ_AFTER_WRITE,
      .why = "a __syncthreads() between storing the tile and reading it: a thread reads its "
-            "neighbours' pixels, which other warps store"})
+            "neighbours' pixels, which other warps store"},
+    {"conv_tile_cached_halo", .shared = "__shared__", .protects = WB_READ_BACK,
+     .why = "the taps inside the tile read it from shared memory, just stored (only the halo "
+            "comes from the cache): read from global memory again, the tile saves nothing"})
 /* Stage 4 has no block barrier: each warp reads only its own row buffer,
  * and two __syncwarp()s a row order its lanes. The source rules check where
  * __syncthreads() stands, not __syncwarp(); they count both: stage 4 needs
