@@ -27,6 +27,8 @@
 
 static int reps = 3, only_stage = WB_ALL_STAGES, block = SSSP_BLOCK, delta = 0;
 static int near_far_blocks = 0;   /* 0: as many as are resident at once */
+/* CPU Dijkstra runs min(reps, this) times: seconds each on the large graphs. */
+#define MOST_DIJKSTRA_RUNS 5
 static char cpu_name[256];   /* the host CPU that runs Dijkstra */
 
 /* The least a relaxation of edge (u, v) reads: adj[e] and weight[e], then
@@ -48,9 +50,16 @@ static results bench_graph(const graph *g, int source, const char *name)
     int *expected = malloc(sizeof(int) * (size_t)g->n), *got = malloc(sizeof(int) * (size_t)g->n);
     if (!expected || !got)
         wb_fail("out of host memory");
-    double t0 = wb_host_ms();
-    dijkstra(g, source, expected);
-    double cpu_ms = wb_host_ms() - t0;
+    /* The CPU's time is a median too: one run of Dijkstra varied by a third
+     * between runs on the H200's host (863 to 1214 ms on the grid). */
+    double cpu_times[MOST_DIJKSTRA_RUNS];
+    int cpu_reps = reps < MOST_DIJKSTRA_RUNS ? reps : MOST_DIJKSTRA_RUNS;
+    for (int k = 0; k < cpu_reps; k++) {
+        double t0 = wb_host_ms();
+        dijkstra(g, source, expected);
+        cpu_times[k] = wb_host_ms() - t0;
+    }
+    double cpu_ms = wb_median(cpu_times, cpu_reps);
     r.cpu_ms = cpu_ms;
     char what[400];
     snprintf(what, sizeof what, "%s's CSR arrays and distances", name);
@@ -65,10 +74,11 @@ static results bench_graph(const graph *g, int source, const char *name)
     char title[640];
     snprintf(title, sizeof title,
              "%s: %d nodes, %d edges, source %d (blocks of %d, near-far delta %d, median of %d)\n"
-             "CPU Dijkstra on %s; G relax/s = edges relaxed / time, a GPU-side figure (not a "
-             "target): relax GB/s = %.0f bytes per relaxation, against copy bandwidth %.0f GB/s",
-             name, g->n, g->m, source + 1, block, j.work->delta, reps, cpu_name, RELAX_BYTES,
-             copy);
+             "CPU Dijkstra on %s, median of %d; G relax/s = edges relaxed / time, a GPU-side "
+             "figure (not a target): relax GB/s = %.0f bytes per relaxation, against copy "
+             "bandwidth %.0f GB/s",
+             name, g->n, g->m, source + 1, block, j.work->delta, reps, cpu_name, cpu_reps,
+             RELAX_BYTES, copy);
     wb_table *table = wb_table_new("sssp", title,
                                    "graph|stage|time per call (ms)|rounds|edges relaxed|MTEPS|"
                                    "G relax/s|relax GB/s|% of copy|CPU Dijkstra (ms)|speedup");
