@@ -7,7 +7,7 @@ usage: tests/planted_bugs.py check [LAB...]
            occurs (exactly once, or `occurrence` exists); names are unique;
            each lab has its minimum (8; lab 00: 4)
        tests/planted_bugs.py run [--labs 00-vector-add,...] [--bugs NAME,...]
-                                 [--jobs N] [--judge] [--csv FILE]
+                                 [--jobs N] [--judge] [--source-only] [--csv FILE]
            (GPU) builds each mutant the way the grader builds a submission
            (grading/grader/trees.py), runs the lab's stage tests, or the named
            compute-sanitizer tool, and checks that it fails with `message`;
@@ -15,7 +15,9 @@ usage: tests/planted_bugs.py check [LAB...]
            binary (grading/grader/judge.py) and checks that the judge fails it too
            (a value that skips wb_observe would pass there). Prints one line
            per bug and a table; exit status 1 when one is not caught, 77
-           without a GPU.
+           without a GPU. --source-only runs only the entries that a source
+           rule catches (their tests are in the lab's *_source suite, which
+           reads the code): no GPU needed.
        tests/planted_bugs.py sweep [--labs ...] [--kinds bounds,...] [--jobs N]
                                    [--only FILE] [--shard K/N] [--list] [--csv FILE]
            (GPU) the mechanical mutation run: every classic bug of
@@ -29,6 +31,7 @@ import concurrent.futures
 import csv
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -112,6 +115,20 @@ def check(folders):
 def names_message(bug, text):
     """Whether text holds the bug's message, or one of its alternatives (a|b)."""
     return any(alt in text for alt in bug["message"].split("|"))
+
+
+def source_tests(folder):
+    """The names of the lab's tests that read its code (WB_SOURCE_RULES_TEST
+    or Test in a *_source suite: wb_test.h, "source rules"); no GPU needed."""
+    with open(os.path.join(ROOT, "labs", folder, "test.c")) as f:
+        text = f.read()
+    return set(re.findall(r"(?:WB_SOURCE_RULES_TEST|Test)\(\s*\w+_source\s*,\s*(\w+)", text))
+
+
+def caught_by_source_rule(folder, bug):
+    """Whether every test the entry names reads the code (no GPU needed)."""
+    named = [t for t in bug.get("test", "").split("|") if t]
+    return bug["caught_by"] == "test" and bool(named) and set(named) <= source_tests(folder)
 
 
 def tests_of(bug):
@@ -270,15 +287,17 @@ def mutant_runs(folders, make_jobs, jobs, judged=False, sweep=False):
 
 
 def run(args):
-    if not labs.gpu_listed():
-        print("skipped: no GPU (nvidia-smi -L)")
+    if not args.source_only and not labs.gpu_listed():
+        print("skipped: no GPU (nvidia-smi -L); --source-only runs the entries a source rule "
+              "catches")
         return 77
     folders = chosen_labs(args)
     wanted = args.bugs.split(",") if args.bugs else None
 
     def planted(folder, reference):
         return [(bug, mutate(reference, bug)) for bug in load(folder)
-                if not wanted or bug["name"] in wanted]
+                if (not wanted or bug["name"] in wanted)
+                and (not args.source_only or caught_by_source_rule(folder, bug))]
 
     rows, failed = [], 0
     for folder, bug, verdict, shown, judge_says in mutant_runs(folders, planted, args.jobs,
@@ -370,6 +389,8 @@ def main():
     r.add_argument("--jobs", type=int, default=4, help="mutants run at once (default 4)")
     r.add_argument("--bugs", help="comma-separated bug names: only these (default: all)")
     r.add_argument("--judge", action="store_true", help="also check that the judge fails each mutant")
+    r.add_argument("--source-only", action="store_true",
+                   help="only the entries a source rule catches (no GPU needed)")
     r.add_argument("--csv", help="write the table here")
     w = sub.add_parser("sweep", help="(GPU) the share of generated mutants the tests kill")
     w.add_argument("--labs", help="comma-separated lab folders (default: all)")
