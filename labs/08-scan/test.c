@@ -845,10 +845,7 @@ WB_SOURCE_RULES_TEST(scan_source, stage4_memory_order,
             "first"},
     {"publish", .fence_after = "value",
      .why = "the value first, then the flag's release store: a flag stored before the value "
-            "lets a reader on another SM take the value before it is written"},
-    {"look_back", .fence_before = "aggregate",
-     .why = "the flag's acquire load first, then the value (prefix or aggregate): a value read "
-            "before its flag may be older than the flag"})
+            "lets a reader on another SM take the value before it is written"})
 
 /* Stage 1's padding, on the CPU: every padded index inside the block's
  * shared memory, no two words on one index, and at most 2-way bank
