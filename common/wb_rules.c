@@ -25,7 +25,8 @@
  *              __threadfence_block() too, for a rule of block scope;
  *   fresh      volatile, atomicXxx(...), __ldcv / __ldcg / __stcg / __stwt,
  *              and atomic_ref loads, stores, exchanges and fetch_ calls;
- *   barriers   __syncthreads*(), __syncwarp(), and cooperative groups' sync().
+ *   barriers   __syncthreads*(), __syncwarp(), and cooperative groups' sync();
+ *   uses       calls of the rule's `uses` words.
  * In a rule of device scope, cuda::thread_scope_block (or _thread) in the
  * body is a problem of its own: such an atomic orders nothing for other SMs.
  *
@@ -271,6 +272,7 @@ int wb_line_of(const char *text, const char *p)
 typedef struct {
     int orderings, fresh, barriers;
     int narrow;   /* block- or thread-scope atomics */
+    int uses;     /* calls of a word of the rule's `uses` */
 } counts;
 
 /* An atomic_ref (or cuda::atomic) operation: .load( .store( .exchange(
@@ -304,34 +306,35 @@ static bool enter(visited *v, const char *body)
     return true;
 }
 
-static void count_body(const char *text, const char *body, const char *end, wb_scope scope,
-                       visited *v, counts *c);
+static void count_body(const char *text, const char *body, const char *end,
+                       const wb_source_rule *r, visited *v, counts *c);
 
 static counts least_of(counts a, counts b)
 {
     return (counts){a.orderings < b.orderings ? a.orderings : b.orderings,
                     a.fresh < b.fresh ? a.fresh : b.fresh,
                     a.barriers < b.barriers ? a.barriers : b.barriers,
-                    a.narrow > b.narrow ? a.narrow : b.narrow};
+                    a.narrow > b.narrow ? a.narrow : b.narrow,
+                    a.uses < b.uses ? a.uses : b.uses};
 }
 
 /* A call of a function defined in the file: its body counts here (of
  * several definitions of the name, the one with the least, so that a decoy
  * cannot stand in for the one called). Returns whether name is such a
  * function. */
-static bool count_callee(const char *text, const char *w, size_t n, wb_scope scope, visited *v,
-                         counts *c)
+static bool count_callee(const char *text, const char *w, size_t n, const wb_source_rule *r,
+                         visited *v, counts *c)
 {
     const char *to = text + strlen(text), *end, *body;
-    counts least = {0, 0, 0, 0};
+    counts least = {0, 0, 0, 0, 0};
     bool any = false, counted = false;
     for (const char *from = text; (body = wb_find_definition(from, to, w, n, NULL, &end));
          from = end) {
         any = true;
         if (!enter(v, body))
             continue;
-        counts one = {0, 0, 0, 0};
-        count_body(text, body, end, scope, v, &one);
+        counts one = {0, 0, 0, 0, 0};
+        count_body(text, body, end, r, v, &one);
         v->depth--;
         least = counted ? least_of(least, one) : one;
         counted = true;
@@ -340,12 +343,29 @@ static bool count_callee(const char *text, const char *w, size_t n, wb_scope sco
     c->fresh += least.fresh;
     c->barriers += least.barriers;
     c->narrow += least.narrow;
+    c->uses += least.uses;
     return any;
 }
 
-static void count_body(const char *text, const char *body, const char *end, wb_scope scope,
-                       visited *v, counts *c)
+/* Whether the word w (n characters) is one of the space-separated words. */
+static bool one_of(const char *words, const char *w, size_t n)
 {
+    for (const char *p = words; p && *p;) {
+        p = wb_skip_space(p);
+        const char *e = p;
+        while (*e && !isspace((unsigned char)*e))
+            e++;
+        if ((size_t)(e - p) == n && !strncmp(p, w, n))
+            return true;
+        p = e;
+    }
+    return false;
+}
+
+static void count_body(const char *text, const char *body, const char *end,
+                       const wb_source_rule *r, visited *v, counts *c)
+{
+    wb_scope scope = r->scope;
     for (const char *p = body; p < end;) {
         if (!wb_is_word_char(*p) || (p > body && wb_is_word_char(p[-1]))) {
             p++;
@@ -381,7 +401,9 @@ static void count_body(const char *text, const char *body, const char *end, wb_s
             c->barriers++;
         else if (wb_word_is(w, n, "thread_scope_block") || wb_word_is(w, n, "thread_scope_thread"))
             c->narrow++;
-        else if (call && !wb_declared_here(w, body) && count_callee(text, w, n, scope, v, c))
+        else if (call && r->uses && one_of(r->uses, w, n))
+            c->uses++;
+        else if (call && !wb_declared_here(w, body) && count_callee(text, w, n, r, v, c))
             ;   // a helper of the file (a member one too: a wrapper's store())
         else if (call && member && atomic_member(w, n)) {
             c->fresh++;
@@ -442,9 +464,9 @@ static void count_definition(const char *text, const char *params, const char *b
 {
     (void)params;
     counting *k = arg;
-    counts c = {0, 0, 0, 0};
+    counts c = {0, 0, 0, 0, 0};
     visited v = {{body}, 1, 4096};
-    count_body(text, body, end, k->rule->scope, &v, &c);
+    count_body(text, body, end, k->rule, &v, &c);
     k->least = k->definitions++ ? least_of(k->least, c) : c;
 }
 
@@ -475,9 +497,9 @@ static void place_definition(const char *text, const char *params, const char *b
         for (to = before; to < end && *to != ';'; to++)   // the end of its statement
             ;
     }
-    counts c = {0, 0, 0, 0};
+    counts c = {0, 0, 0, 0, 0};
     visited v = {{body}, 1, 4096};
-    count_body(text, from, to, r->scope, &v, &c);
+    count_body(text, from, to, r, &v, &c);
     if (c.orderings == 0)
         k->misplaced = true;
 }
@@ -496,7 +518,7 @@ static void describe_place(const wb_source_rule *r, char *place, size_t size)
 /* The first problem of rule r in text (one architecture's), or false. */
 static bool rule_problem(const char *text, const wb_source_rule *r, char *problem, size_t size)
 {
-    counting k = {r, {0, 0, 0, 0}, 0};
+    counting k = {r, {0, 0, 0, 0, 0}, 0};
     wb_each_definition(text, r, count_definition, &k);
     counts c = k.least;
     placing place = {r, false};
@@ -518,6 +540,8 @@ static bool rule_problem(const char *text, const wb_source_rule *r, char *proble
     else if (c.barriers < r->barriers)
         snprintf(problem, size, "has %d barrier(s) (__syncthreads, __syncwarp), it needs %d",
                  c.barriers, r->barriers);
+    else if (r->uses && !c.uses)
+        snprintf(problem, size, "calls none of %s", r->uses);
     else if (place.misplaced)
         snprintf(problem, size, "has its fence(s) or acquire/release operation(s)%s in the "
                  "wrong place: none stands %s", r->scope == WB_BLOCK_SCOPE ? "" :

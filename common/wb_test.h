@@ -247,7 +247,10 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
  * is not checked. `thread_parameter` (1 for the first) names a parameter
  * whose value depends on the thread where the function is called (given
  * code passes threadIdx.x as tid), so that an if on it is divergent too.
- * `why` names the mistake for the learner. */
+ * `uses` lists calls (words separated by spaces) of which the function, or
+ * a helper it calls from the file, makes one at least: the stage's own
+ * technique (a shuffle, the fast reciprocal square root), which no result
+ * shows. `why` names the mistake for the learner. */
 typedef enum { WB_DEVICE_SCOPE, WB_BLOCK_SCOPE } wb_scope;
 enum {
     WB_READ_AFTER_WRITE = 1,   /* a barrier between a write and every later read */
@@ -265,6 +268,7 @@ typedef struct {
     int protects;           /* WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ | WB_EACH_ITERATION */
     const char *fence_after, *fence_before;   /* where an ordering must stand (words) */
     int thread_parameter;   /* 1 the first...: its callers pass a value of the thread (tid) */
+    const char *uses;       /* calls, separated by spaces: the function calls one at least */
     const char *why;        /* the mistake, in the learner's words */
 } wb_source_rule;
 

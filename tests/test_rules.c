@@ -354,6 +354,25 @@ Test(source_rules, a_tile_stored_and_never_read_back_fails)
                    "stores its __shared__ memory but never reads it back");
 }
 
+/* The stage's technique, named by the calls that make it (uses): in the
+ * function or in a helper of the file that it calls. */
+Test(source_rules, a_technique_is_one_of_its_calls)
+{
+    const char *code = "__device__ float shifted(float v) { return %s; }\n"
+                       "__global__ void march(const float *in, float *out) {\n"
+                       "    float v = in[threadIdx.x];\n"
+                       "    out[threadIdx.x] = shifted(v);\n"
+                       "}\n";
+    const wb_source_rule shuffles = {"march", .uses = "__shfl_up_sync __shfl_down_sync",
+                                     .why = ""};
+    char text[1024];
+    snprintf(text, sizeof text, code, "__shfl_down_sync(0xffffffffu, v, 1)");
+    assert_accepted(problems_of(preprocessed(text), &shuffles, 1));
+    snprintf(text, sizeof text, code, "v + 1.0f");
+    assert_refused(problems_of(preprocessed(text), &shuffles, 1),
+                   "calls none of __shfl_up_sync __shfl_down_sync");
+}
+
 Test(source_rules, a_level_loop_needs_a_barrier_each_iteration)
 {
     const wb_source_rule sweep = {"up_sweep", .barriers = 1, .shared = "s",

@@ -554,6 +554,18 @@ WB_SOURCE_RULES_TEST(stencil_source, stage1_barriers,
     {"heat2d_tile", .shared = "__shared__", .protects = WB_READ_BACK,
      .why = "the five-point update reads the cell and its neighbours from the tile it just "
             "stored: read from global memory again, the tile saves nothing"})
+/* Stages 2 and 5 take west and east from the lanes beside them: right
+ * answers come from loads too, only slower, so the tests read the code. */
+#define STENCIL_SHUFFLES "__shfl_up_sync __shfl_down_sync __shfl_sync __shfl_xor_sync"
+WB_SOURCE_RULES_TEST(stencil_source, stage2_shuffles,
+    {"heat2d_march", .uses = STENCIL_SHUFFLES,
+     .why = "west and east come from the lanes beside (__shfl_up_sync and __shfl_down_sync), "
+            "registers to registers; only lanes 0 and 31 load a halo cell. Loaded from global "
+            "memory, the answers are right and the march does three loads a cell"})
+WB_SOURCE_RULES_TEST(stencil_source, stage5_shuffles,
+    {"heat3d_strips", .uses = STENCIL_SHUFFLES,
+     .why = "west and east come from the lanes beside (a shuffle), as in stage 2; only the "
+            "strip's two end lanes load a halo cell"})
 WB_SOURCE_RULES_TEST(stencil_source, stage4_barriers,
     {"heat3d_march", .barriers = 2, .shared = "__shared__",
      .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ,
