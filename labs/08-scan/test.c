@@ -847,6 +847,18 @@ WB_SOURCE_RULES_TEST(scan_source, stage4_memory_order,
      .why = "the value first, then the flag's release store: a flag stored before the value "
             "lets a reader on another SM take the value before it is written"})
 
+/* Stage 4's look-back is the warp's: 32 tiles a step, decided together.
+ * One lane walking alone (or every lane walking the same tiles) gives the
+ * right sums, two memory round trips a tile later; only the code shows it. */
+WB_SOURCE_RULES_TEST(scan_source, stage4_warp_look_back,
+    {"look_back", .uses = "__ballot_sync __any_sync __all_sync __match_any_sync warp_total "
+                          "__shfl_sync __shfl_down_sync __shfl_up_sync __shfl_xor_sync "
+                          "__reduce_add_sync",
+     .why = "the warp walks back together, lane l taking the tile l + 1 places back in the "
+            "window: a ballot finds the nearest tile with its prefix, and warp_total adds the "
+            "values up to it. A walk tile by tile, by one lane or by every lane alike, gives "
+            "the right sums at two memory round trips a tile"})
+
 /* Stage 1's padding, on the CPU: every padded index inside the block's
  * shared memory, no two words on one index, and at most 2-way bank
  * conflicts left in any level of either sweep (without padding: up to
