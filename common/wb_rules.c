@@ -386,6 +386,8 @@ static void count_body(const char *text, const char *body, const char *end,
         while (before > body && isspace((unsigned char)before[-1]))
             before--;
         bool member = before > body && (before[-1] == '.' || (before[-1] == '>' && before[-2] == '-'));
+        if (call && r->uses && one_of(r->uses, w, n))   // besides what else it counts as
+            c->uses++;
         if (wb_word_is(w, n, "__threadfence") || wb_word_is(w, n, "__threadfence_system") ||
             (scope == WB_BLOCK_SCOPE && wb_word_is(w, n, "__threadfence_block")) ||
             wb_word_is(w, n, "memory_order_acquire") || wb_word_is(w, n, "memory_order_release") ||
@@ -401,8 +403,6 @@ static void count_body(const char *text, const char *body, const char *end,
             c->barriers++;
         else if (wb_word_is(w, n, "thread_scope_block") || wb_word_is(w, n, "thread_scope_thread"))
             c->narrow++;
-        else if (call && r->uses && one_of(r->uses, w, n))
-            c->uses++;
         else if (call && !wb_declared_here(w, body) && count_callee(text, w, n, r, v, c))
             ;   // a helper of the file (a member one too: a wrapper's store())
         else if (call && member && atomic_member(w, n)) {

@@ -1164,7 +1164,12 @@ WB_SOURCE_RULES_TEST(atomics_source, stage4_barriers,
     "atomicCAS that makes the node reachable; otherwise a reader may follow a stale link"
 WB_SOURCE_RULES_TEST(atomics_source, stage5_memory_order,
     {"list_insert_kernel", .orderings = 1, .fresh_accesses = 1, .fence_before = "atomicCAS",
-     .why = LINK_BEFORE_CAS})
+     .why = LINK_BEFORE_CAS},
+    {"list_insert_kernel", .uses = "atomicCAS compare_exchange_weak compare_exchange_strong",
+     .why = "the insert swings prev's link with a compare-and-swap, after the new node points "
+            "at the successor it saw: an atomicExch swings it first and sets the node's link "
+            "after, and in between a reader that follows prev finds a node whose link is not "
+            "set (the final list is right, so only the code shows it)"})
 
 #define NODE_LOCK_ORDER \
     "take the node's lock with an atomic (atomicCAS, or compare_exchange), as an acquire " \
