@@ -67,6 +67,18 @@ static void assert_accepted(const char *problems)
     cr_assert(!problems[0], "honest code refused: %s", problems);
 }
 
+/* The code (a format with one %s) with `honest` filled in passes rule r;
+ * with `mistake`, it fails with a problem that holds `expected`. */
+static void assert_tells_apart(const char *code, const char *honest, const char *mistake,
+                               const wb_source_rule *r, const char *expected)
+{
+    char text[2048];
+    snprintf(text, sizeof text, code, honest);
+    assert_accepted(problems_of(preprocessed(text), r, 1));
+    snprintf(text, sizeof text, code, mistake);
+    assert_refused(problems_of(preprocessed(text), r, 1), expected);
+}
+
 /* ------------------------------------------------------------- macros */
 
 #define PUBLISH_CODE                                                                   \
@@ -313,23 +325,24 @@ Test(source_rules, a_barrier_under_a_branch_of_a_thread_parameter_does_not_count
 {
     const char *code = "__device__ void fold(int *sdata, unsigned tid) {\n"
                        "    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {\n"
-                       "        if (tid < s) {\n"
-                       "            sdata[tid] += sdata[tid + s];\n"
-                       "            %s\n"
-                       "        }\n"
-                       "        %s\n"
+                       "%s"
                        "    }\n"
                        "}\n";
     wb_source_rule fold = {"fold", .barriers = 1, .shared = "sdata",
                            .protects = WB_READ_AFTER_WRITE | WB_EACH_ITERATION,
                            .thread_parameter = 2, .why = ""};
-    char text[1024];
-    snprintf(text, sizeof text, code, "", "__syncthreads();");
-    assert_accepted(problems_of(preprocessed(text), &fold, 1));
-    snprintf(text, sizeof text, code, "__syncthreads();", "");
-    assert_refused(problems_of(preprocessed(text), &fold, 1),
-                   "between the write of sdata at line 4 and the read at line 4");
+    const char *inside = "        if (tid < s) {\n"
+                         "            sdata[tid] += sdata[tid + s];\n"
+                         "            __syncthreads();\n"
+                         "        }\n";
+    assert_tells_apart(code,
+                       "        if (tid < s)\n"
+                       "            sdata[tid] += sdata[tid + s];\n"
+                       "        __syncthreads();\n",
+                       inside, &fold, "between the write of sdata at line 4 and the read at line 4");
     fold.thread_parameter = 0;   // tid could be uniform: the barrier is then reached by all
+    char text[1024];
+    snprintf(text, sizeof text, code, inside);
     assert_accepted(problems_of(preprocessed(text), &fold, 1));
 }
 
@@ -346,12 +359,9 @@ Test(source_rules, a_tile_stored_and_never_read_back_fails)
                        "}\n";
     const wb_source_rule used = {"blur", .shared = "__shared__", .protects = WB_READ_BACK,
                                  .why = ""};
-    char text[1024];
-    snprintf(text, sizeof text, code, "tile[threadIdx.x] + tile[(threadIdx.x + 1) % 256]");
-    assert_accepted(problems_of(preprocessed(text), &used, 1));
-    snprintf(text, sizeof text, code, "in[i] + in[(i + 1) % n]");
-    assert_refused(problems_of(preprocessed(text), &used, 1),
-                   "stores its __shared__ memory but never reads it back");
+    assert_tells_apart(code, "tile[threadIdx.x] + tile[(threadIdx.x + 1) % 256]",
+                       "in[i] + in[(i + 1) % n]", &used,
+                       "stores its __shared__ memory but never reads it back");
 }
 
 /* The stage's technique, named by the calls that make it (uses): in the
@@ -365,12 +375,8 @@ Test(source_rules, a_technique_is_one_of_its_calls)
                        "}\n";
     const wb_source_rule shuffles = {"march", .uses = "__shfl_up_sync __shfl_down_sync",
                                      .why = ""};
-    char text[1024];
-    snprintf(text, sizeof text, code, "__shfl_down_sync(0xffffffffu, v, 1)");
-    assert_accepted(problems_of(preprocessed(text), &shuffles, 1));
-    snprintf(text, sizeof text, code, "v + 1.0f");
-    assert_refused(problems_of(preprocessed(text), &shuffles, 1),
-                   "calls none of __shfl_up_sync __shfl_down_sync");
+    assert_tells_apart(code, "__shfl_down_sync(0xffffffffu, v, 1)", "v + 1.0f", &shuffles,
+                       "calls none of __shfl_up_sync __shfl_down_sync");
 }
 
 Test(source_rules, a_level_loop_needs_a_barrier_each_iteration)
