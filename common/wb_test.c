@@ -653,8 +653,7 @@ bool wb_gpu_done_in_time(void)
 void wb_wait_for_gpu(const char *what, const char *waits_for)
 {
     if (!wb_gpu_done_in_time())
-        cr_assert_fail("%s has not finished after %.1f s, close to this test's limit of %.0f s: "
-                       "its threads wait for something that never comes: %s",
+        cr_assert_fail("%s has not finished after %.1f s (this test's limit is %.0f s): %s",
                        what, seconds_since(test_started), test_limit(), waits_for);
 }
 

@@ -73,7 +73,8 @@ bool wb_under_sanitizer(void);
  * until Criterion's timeout, whose "The test timed out" names nothing: these
  * give up shortly before the test's limit (its .timeout, else its suite's).
  * wb_gpu_done_in_time returns false then; wb_wait_for_gpu fails the test,
- * saying what did not finish and what its threads wait for. */
+ * saying what did not finish and, in waits_for, what its threads wait for
+ * (a sentence: "a participant spins forever: ..."). */
 bool wb_gpu_done_in_time(void);
 void wb_wait_for_gpu(const char *what, const char *waits_for);
 

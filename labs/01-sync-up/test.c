@@ -34,15 +34,16 @@ static const char *stage_name[] = {"ordered_barrier", "ordered_spin", "ordered_g
 /* What the threads of a stage's kernel wait for, named when it never ends
  * (wb_wait_for_gpu). */
 static const char *const stage_waits[] = {
-    "a __syncthreads() that some threads of the block never reach: every thread runs the same "
-    "turns of the loop, and each barrier stands outside any if",
-    "their turn, which never comes: the spin reads the counter fresh each time (volatile, or "
-    "a plain load is read once into a register), the thread whose turn it is moves the "
-    "counter on after its write, and a thread's next turn is its last + blockDim.x",
-    "their turn, which never comes: the spin reads the grid's counter fresh each time "
-    "(volatile or an atomic load), the thread whose turn it is moves it on with an atomic "
-    "after a __threadfence(), and a thread's next turn is its last + gridDim.x * blockDim.x "
-    "(its first: blockIdx.x * blockDim.x + threadIdx.x)",
+    "its threads wait at a __syncthreads() that some threads of the block never reach: every "
+    "thread runs the same turns of the loop, and each barrier stands outside any if",
+    "its threads wait for their turn, which never comes: the spin reads the counter fresh "
+    "each time (volatile, or a plain load is read once into a register), the thread whose "
+    "turn it is moves the counter on after its write, and a thread's next turn is its last + "
+    "blockDim.x",
+    "its threads wait for their turn, which never comes: the spin reads the grid's counter "
+    "fresh each time (volatile or an atomic load), the thread whose turn it is moves it on "
+    "with an atomic after a __threadfence(), and a thread's next turn is its last + "
+    "gridDim.x * blockDim.x (its first: blockIdx.x * blockDim.x + threadIdx.x)",
 };
 
 static void launch(stage s, int *record, int count, int blocks, int threads)
