@@ -650,11 +650,16 @@ bool wb_gpu_done_in_time(void)
     return true;
 }
 
+void wb_fail_hung(const char *what, const char *waits_for)
+{
+    cr_assert_fail("%s has not finished after %.1f s (this test's limit is %.0f s): %s", what,
+                   seconds_since(test_started), test_limit(), waits_for);
+}
+
 void wb_wait_for_gpu(const char *what, const char *waits_for)
 {
     if (!wb_gpu_done_in_time())
-        cr_assert_fail("%s has not finished after %.1f s (this test's limit is %.0f s): %s",
-                       what, seconds_since(test_started), test_limit(), waits_for);
+        wb_fail_hung(what, waits_for);
 }
 
 ReportHook(PRE_ALL)(struct criterion_test_set *set)

@@ -72,10 +72,12 @@ bool wb_under_sanitizer(void);
  * the legacy default stream). A kernel that never ends would hold the test
  * until Criterion's timeout, whose "The test timed out" names nothing: these
  * give up shortly before the test's limit (its .timeout, else its suite's).
- * wb_gpu_done_in_time returns false then; wb_wait_for_gpu fails the test,
+ * wb_gpu_done_in_time returns false then; wb_fail_hung fails the test,
  * saying what did not finish and, in waits_for, what its threads wait for
- * (a sentence: "a participant spins forever: ..."). */
+ * (a sentence: "a participant spins forever: ..."); wb_wait_for_gpu is the
+ * two in one. */
 bool wb_gpu_done_in_time(void);
+void wb_fail_hung(const char *what, const char *waits_for);
 void wb_wait_for_gpu(const char *what, const char *waits_for);
 
 /* ---------------------------------------------------------- observations */

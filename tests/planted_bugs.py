@@ -29,6 +29,7 @@ usage: tests/planted_bugs.py check [LAB...]
 import argparse
 import concurrent.futures
 import csv
+import functools
 import os
 import random
 import re
@@ -117,6 +118,7 @@ def names_message(bug, text):
     return any(alt in text for alt in bug["message"].split("|"))
 
 
+@functools.lru_cache(maxsize=None)
 def source_tests(folder):
     """The names of the lab's tests that read its code (WB_SOURCE_RULES_TEST
     or Test in a *_source suite: wb_test.h, "source rules"); no GPU needed."""

@@ -95,7 +95,7 @@ static char *printed_during(void (*call)(void *), void *context, const char *wha
     dup2(saved, 1);
     close(saved);
     if (!ended)
-        wb_wait_for_gpu(what, waits_for);   // fails now, with stdout back
+        wb_fail_hung(what, waits_for);   // with stdout back
 
     long own = lseek(fileno(capture), 0, SEEK_END);
     cr_assert(own >= 0, "cannot read the captured output");
