@@ -645,8 +645,11 @@ bool wb_gpu_done_in_time(void)
         struct timespec pause = {0, 200000};   // 0.2 ms: a poll costs the GPU nothing
         nanosleep(&pause, NULL);
     }
-    CUDA_CHECK(cudaEventDestroy(done));
     CUDA_CHECK(status);   // a fault inside a kernel shows here
+    /* Polling never flushes the kernels' printf buffer; a synchronize does, and the work is
+       done, so it returns at once. */
+    CUDA_CHECK(cudaEventSynchronize(done));
+    CUDA_CHECK(cudaEventDestroy(done));
     return true;
 }
 

@@ -26,7 +26,7 @@
 #include "workbook.h"
 
 static int reps = 3, only_stage = WB_ALL_STAGES, block = SSSP_BLOCK, delta = 0;
-static int near_far_blocks = 0;   /* 0: as many as are resident at once */
+static int near_far_blocks = 0;   /* 0: SSSP_NEAR_FAR_BLOCKS_PER_SM per SM */
 /* CPU Dijkstra runs min(reps, this) times: seconds each on the large graphs. */
 #define MOST_DIJKSTRA_RUNS 5
 static char cpu_name[256];   /* the host CPU that runs Dijkstra */
@@ -175,8 +175,8 @@ int main(int argc, char **argv)
          "near-far's bucket width, for experiments (default: graph_suggest_delta's rule, "
          "128 x mean weight / mean degree)"},
         {"near-far-blocks", "B", WB_INT, &near_far_blocks, 1, 1 << 20,
-         "at most B blocks in near-far's rounds, for experiments (default: as many as are "
-         "resident at once: a round's cost grows with its grid when its list is short)"},
+         "B blocks in near-far's rounds, for experiments (default: 2 per SM, "
+         "SSSP_NEAR_FAR_BLOCKS_PER_SM in lab.h; never more than are resident at once)"},
         {"write", "FILE", WB_TEXT, &write, 0, 0,
          "write the generated graph as DIMACS and exit (no GPU needed)"},
         {0}};
@@ -235,13 +235,20 @@ int main(int argc, char **argv)
     wb_host_cpu_name(cpu_name, sizeof cpu_name);
     printf("host CPU: %s (CPU Dijkstra runs on one of its cores: the speedups follow it)\n",
            cpu_name);
+    char near_far_grid[64];
+    if (near_far_blocks)
+        snprintf(near_far_grid, sizeof near_far_grid, "%d blocks (--near-far-blocks)",
+                 near_far_blocks);
+    else
+        snprintf(near_far_grid, sizeof near_far_grid, "%d blocks per SM",
+                 SSSP_NEAR_FAR_BLOCKS_PER_SM);
     wb_bench_launch("blocks of %d threads; stages 0-1 one thread per node; the worklist "
-                    "kernels at most 2048 blocks, near-far's at most the blocks resident at "
-                    "once (SMs x the occupancy API)|%s; a worklist's length is known only on "
-                    "the GPU, so a fixed grid loops over it, and near-far's rounds are mostly "
-                    "small: a block that must wait for another costs a wave%s", block,
-                    block == SSSP_BLOCK ? "SSSP_BLOCK in lab.h" : "--block",
-                    near_far_blocks ? "; near-far's grid capped by --near-far-blocks" : "");
+                    "kernels at most 2048 blocks; near-far's %s, never more than are resident "
+                    "at once|%s; a worklist's length is known only on the GPU, so a fixed grid "
+                    "loops over it; near-far's rounds are mostly a few thousand nodes, and "
+                    "every block beyond them still costs a launch, a barrier and an atomic "
+                    "(lab.h, SSSP_NEAR_FAR_BLOCKS_PER_SM)", block, near_far_grid,
+                    block == SSSP_BLOCK ? "SSSP_BLOCK in lab.h" : "--block");
 
     if (file) {
         results r = bench_graph(&from_file, source - 1, file);

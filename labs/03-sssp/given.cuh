@@ -462,18 +462,23 @@ __global__ void near_far_round_stage3(sssp_graph g, int *dist, round_lists l, in
     add_edges(edges, relaxed);
 }
 
-/* Near-far's grid: at most as many blocks as fit on the GPU at once. Most
- * of its rounds have little work, and a block that can start only when
- * another has finished costs a wave of its own, work or not. */
-static int resident_blocks(int n, int block)
+/* Near-far's grid: SSSP_NEAR_FAR_BLOCKS_PER_SM blocks per SM (lab.h says
+ * why), or work->near_far_blocks when set, never more than fit on the GPU at
+ * once: a block that can start only when another has finished costs a wave
+ * of its own, work or not. */
+static int near_far_blocks(int n, const sssp_work *work)
 {
     int device, sms, per_sm;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, near_far_round_stage3,
-                                                             block, 0));
-    int blocks = worklist_blocks(n, block), fit = sms * per_sm;
-    return fit > 0 && fit < blocks ? fit : blocks;
+                                                             work->block, 0));
+    int wanted = work->near_far_blocks > 0 ? work->near_far_blocks
+                                           : sms * SSSP_NEAR_FAR_BLOCKS_PER_SM;
+    int fit = sms * (per_sm > 0 ? per_sm : 1), blocks = worklist_blocks(n, work->block);
+    if (wanted < blocks)
+        blocks = wanted;
+    return blocks < fit ? blocks : fit;
 }
 
 /* For the tests (lab.h, sssp_warp_hubs_probe): one warp calls
@@ -534,9 +539,7 @@ void sssp_warp_hubs_probe(int edges, int *order)
 void sssp_stage3(sssp_graph g, int source, int *dist, sssp_work *work, sssp_stats *stats)
 {
     start_worklist(g, source, dist, work);
-    int blocks = resident_blocks(g.n, work->block);
-    if (work->near_far_blocks > 0 && work->near_far_blocks < blocks)
-        blocks = work->near_far_blocks;
+    int blocks = near_far_blocks(g.n, work);
     int state[2] = {work->delta, 0};   /* round 0: threshold delta, phase 0 */
     CUDA_CHECK(cudaMemcpy(&work->counts[PHASE_STATE], state, sizeof state,
                           cudaMemcpyHostToDevice));

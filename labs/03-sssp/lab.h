@@ -17,6 +17,17 @@ extern "C" {
  * otherwise (sssp_work.block). */
 #define SSSP_BLOCK 256
 
+/* Near-far's grid: this many blocks per SM (at most as many as are resident
+ * at once), unless the benchmark's --near-far-blocks says otherwise. Most of
+ * its rounds have a few thousand nodes, a dozen blocks' worth, and every
+ * other block still costs: it is launched, reads the round's state, meets a
+ * barrier and adds its edges to one counter. On the H200's grid (2966
+ * rounds): 1 per SM 25.1 ms, 2 per SM 24.3-24.5 ms, 4 per SM 27.3 ms, all
+ * resident (6 per SM) 30.3-30.4 ms. R-MAT's 14 large rounds pay for it:
+ * 17.5 ms at 2 per SM against 14.0 ms with all resident, still 150x CPU
+ * Dijkstra against the bar's 100x. */
+#define SSSP_NEAR_FAR_BLOCKS_PER_SM 2
+
 /* Ints of sssp_work.counts (given.cuh says which is what). */
 #define SSSP_COUNTS 16
 
@@ -41,8 +52,8 @@ typedef struct sssp_work {
     int *far[2];             /* stage 3: nodes left for a later bucket */
     int delta;               /* stage 3: bucket width (graph_suggest_delta) */
     int block;               /* threads per block of every launch (SSSP_BLOCK) */
-    int near_far_blocks;     /* stage 3's grid: at most this many blocks (0: as many as
-                                are resident at once) */
+    int near_far_blocks;     /* stage 3's grid: this many blocks (0: the default,
+                                SSSP_NEAR_FAR_BLOCKS_PER_SM per SM) */
     int *queued;             /* per node: 1 while it waits in a worklist */
     int *far_queued;         /* per node: 1 while it waits in far */
     int *counts;             /* SSSP_COUNTS ints: worklist lengths, the "changed" flag,
