@@ -470,6 +470,26 @@ static void count_definition(const char *text, const char *params, const char *b
     k->least = k->definitions++ ? least_of(k->least, c) : c;
 }
 
+/* The end of the first block-wide barrier in [from, to): __syncthreads and
+ * its _count, _and, _or forms, or a cooperative group's sync; NULL if none. */
+static const char *first_block_barrier(const char *from, const char *to)
+{
+    static const char *const barriers[] = {"__syncthreads", "__syncthreads_count",
+                                           "__syncthreads_and", "__syncthreads_or", "sync"};
+    const char *first = NULL, *first_end = NULL;
+    for (size_t i = 0; i < sizeof barriers / sizeof barriers[0]; i++) {
+        size_t n = strlen(barriers[i]);
+        for (const char *at = from; (at = wb_find_word(at, first ? first : to, barriers[i]));
+             at += n)
+            if (*wb_skip_space(at + n) == '(') {   // a call, not a name that looks like one
+                first = at;
+                first_end = at + n;
+                break;
+            }
+    }
+    return first_end;
+}
+
 /* Where an ordering must stand (rule->fence_after, rule->fence_before):
  * whether some definition has none there. */
 typedef struct {
@@ -499,6 +519,21 @@ static void place_definition(const char *text, const char *params, const char *b
     }
     counts c = {0, 0, 0, 0, 0};
     visited v = {{body}, 1, 4096};
+    if (r->after_barrier) {
+        /* Misplaced: an ordering before the barrier and none past it (the
+         * flag raised while other threads still work). None on either side
+         * is another way of writing it (the flag at the next claim). */
+        const char *barrier = first_block_barrier(from, to);
+        if (!barrier)
+            return;
+        counts past = {0, 0, 0, 0, 0};
+        visited w = {{body}, 1, 4096};
+        count_body(text, from, barrier, r, &v, &c);
+        count_body(text, barrier, to, r, &w, &past);
+        if (c.orderings > 0 && past.orderings == 0)
+            k->misplaced = true;
+        return;
+    }
     count_body(text, from, to, r, &v, &c);
     if (c.orderings == 0)
         k->misplaced = true;
@@ -511,8 +546,13 @@ static void describe_place(const wb_source_rule *r, char *place, size_t size)
         snprintf(place, size, "between %s and %s", r->fence_after, r->fence_before);
     else if (r->fence_after)
         snprintf(place, size, "after %s", r->fence_after);
-    else
+    else if (r->fence_before)
         snprintf(place, size, "before %s (or in its statement)", r->fence_before);
+    else
+        snprintf(place, size, "in the function");
+    if (r->after_barrier)
+        snprintf(place + strlen(place), size - strlen(place),
+                 " and past the first barrier (__syncthreads) there");
 }
 
 /* The first problem of rule r in text (one architecture's), or false. */
@@ -522,7 +562,7 @@ static bool rule_problem(const char *text, const wb_source_rule *r, char *proble
     wb_each_definition(text, r, count_definition, &k);
     counts c = k.least;
     placing place = {r, false};
-    if (r->fence_after || r->fence_before)
+    if (r->fence_after || r->fence_before || r->after_barrier)
         wb_each_definition(text, r, place_definition, &place);
     char where[160];
     describe_place(r, where, sizeof where);

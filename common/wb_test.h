@@ -246,8 +246,12 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
  * `fence_after` in the function's body (a call such as "take_turn"), and
  * before the end of the statement that holds the first `fence_before` after
  * that ("atomicAdd"); either may be left out (the body's start, its end).
- * Where the body has no such word (another way of writing it), that place
- * is not checked. `thread_parameter` (1 for the first) names a parameter
+ * `after_barrier` asks for the ordering past the first block-wide barrier
+ * in that place, not before it (a flag that says the block's work is done
+ * is raised after the barrier that waits for every thread's share): an
+ * ordering before the barrier with none past it fails; none on either side
+ * is another way of writing it. Where the body has no such word or
+ * barrier (another way of writing it), that place is not checked. `thread_parameter` (1 for the first) names a parameter
  * whose value depends on the thread where the function is called (given
  * code passes threadIdx.x as tid), so that an if on it is divergent too.
  * `uses` lists calls (words separated by spaces) of which the function, or
@@ -270,6 +274,7 @@ typedef struct {
     const char *shared;     /* the shared memory the barriers protect, names separated by spaces */
     int protects;           /* WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ | WB_EACH_ITERATION */
     const char *fence_after, *fence_before;   /* where an ordering must stand (words) */
+    bool after_barrier;     /* ... and past the first block-wide barrier there */
     int thread_parameter;   /* 1 the first...: its callers pass a value of the thread (tid) */
     const char *uses;       /* calls, separated by spaces: the function calls one at least */
     const char *why;        /* the mistake, in the learner's words */

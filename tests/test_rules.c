@@ -213,6 +213,49 @@ Test(source_rules, a_fence_in_a_helper_between_its_words_counts)
                              TURN_RULE));
 }
 
+/* A block's task, then the flag that says it is done: the release must
+ * come after the barrier that waits for every thread's share. */
+#define DONE_RULE {"worker", .fence_after = "run_task", .after_barrier = true, .why = "done"}
+
+static char *worker(const char *after_task)
+{
+    char source[512];
+    snprintf(source, sizeof source,
+             "__device__ void worker(int *out, int *done) {\n"
+             "    run_task(out);\n%s}\n", after_task);
+    return preprocessed(source);
+}
+
+Test(source_rules, a_done_flag_after_the_barrier_passes)
+{
+    assert_accepted(PROBLEMS(worker("    __syncthreads();\n"
+                                    "    if (threadIdx.x == 0) { __threadfence(); *done = 1; }\n"),
+                             DONE_RULE));
+    assert_accepted(PROBLEMS(worker("    block.sync();\n"
+                                    "    if (threadIdx.x == 0)\n"
+                                    "        cuda::atomic_ref<int, cuda::thread_scope_system>(*done)"
+                                    ".store(1, cuda::memory_order_release);\n"),
+                             DONE_RULE));
+    /* No barrier after the task, or the flag raised at the next claim:
+     * written another way, the place is not judged. */
+    assert_accepted(PROBLEMS(worker("    finish(done);\n"), DONE_RULE));
+    assert_accepted(PROBLEMS(worker("    __syncthreads();\n    *done = 1;\n"), DONE_RULE));
+}
+
+Test(source_rules, a_done_flag_before_the_barrier_fails)
+{
+    assert_refused(PROBLEMS(worker("    if (threadIdx.x == 0) { __threadfence(); *done = 1; }\n"
+                                   "    __syncthreads();\n"),
+                            DONE_RULE),
+                   "none stands after run_task and past the first barrier");
+    /* A variable named like a barrier is no barrier. */
+    assert_refused(PROBLEMS(worker("    int sync = 1;\n"
+                                   "    if (threadIdx.x == 0) { __threadfence(); *done = sync; }\n"
+                                   "    __syncthreads_count(1);\n"),
+                            DONE_RULE),
+                   "wrong place");
+}
+
 Test(source_rules, a_decoy_definition_does_not_count)
 {
     assert_refused(PROBLEMS(preprocessed("namespace unused {\n"

@@ -694,6 +694,10 @@ WB_SOURCE_RULES_TEST(persistent_source, stage4_memory_order,
     {"enqueue_task", .fence_after = "task",
      .why = "the task first, then head (a release store): head moved before the task is "
             "written lets the GPU claim the slot and read the task it held before"},
+    {"host_fed", .fence_after = "run_task", .after_barrier = true,
+     .why = "the barrier after the task, then thread 0 marks it done (release): marked before "
+            "the barrier, done says complete while the block's other threads still write "
+            "their share of out, and the release orders thread 0's writes only"},
     {"oldest_done", .orderings = 1, .why = DONE_ACQUIRE},
     {"oldest_done", .fence_after = "load", .why = DONE_ACQUIRE})
 
