@@ -520,9 +520,12 @@ static void place_definition(const char *text, const char *params, const char *b
     counts c = {0, 0, 0, 0, 0};
     visited v = {{body}, 1, 4096};
     if (r->after_barrier) {
-        /* Misplaced: an ordering before the barrier and none past it (the
-         * flag raised while other threads still work). None on either side
-         * is another way of writing it (the flag at the next claim). */
+        /* Misplaced: the hand-off (an ordering, an atomic or volatile
+         * access) before the barrier and nothing of it past (the flag
+         * raised while other threads still work). Nothing on either side is
+         * another way of writing it (the flag at the next claim); a fence
+         * before the barrier and the flag's store past it is the classic
+         * idiom, and passes. */
         const char *barrier = first_block_barrier(from, to);
         if (!barrier)
             return;
@@ -530,7 +533,7 @@ static void place_definition(const char *text, const char *params, const char *b
         visited w = {{body}, 1, 4096};
         count_body(text, from, barrier, r, &v, &c);
         count_body(text, barrier, to, r, &w, &past);
-        if (c.orderings > 0 && past.orderings == 0)
+        if ((c.orderings || c.fresh) && !past.orderings && !past.fresh)
             k->misplaced = true;
         return;
     }

@@ -246,11 +246,11 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
  * `fence_after` in the function's body (a call such as "take_turn"), and
  * before the end of the statement that holds the first `fence_before` after
  * that ("atomicAdd"); either may be left out (the body's start, its end).
- * `after_barrier` asks for the ordering past the first block-wide barrier
+ * `after_barrier` asks for the hand-off past the first block-wide barrier
  * in that place, not before it (a flag that says the block's work is done
  * is raised after the barrier that waits for every thread's share): an
- * ordering before the barrier with none past it fails; none on either side
- * is another way of writing it. Where the body has no such word or
+ * ordering or an atomic or volatile access before the barrier with none
+ * past it fails; none on either side is another way of writing it. Where the body has no such word or
  * barrier (another way of writing it), that place is not checked. `thread_parameter` (1 for the first) names a parameter
  * whose value depends on the thread where the function is called (given
  * code passes threadIdx.x as tid), so that an if on it is divergent too.

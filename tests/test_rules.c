@@ -231,6 +231,11 @@ Test(source_rules, a_done_flag_after_the_barrier_passes)
     assert_accepted(PROBLEMS(worker("    __syncthreads();\n"
                                     "    if (threadIdx.x == 0) { __threadfence(); *done = 1; }\n"),
                              DONE_RULE));
+    /* The classic idiom: every thread's fence, the barrier, then the flag. */
+    assert_accepted(PROBLEMS(worker("    __threadfence();\n"
+                                    "    __syncthreads();\n"
+                                    "    if (threadIdx.x == 0) atomicExch(done, 1);\n"),
+                             DONE_RULE));
     assert_accepted(PROBLEMS(worker("    block.sync();\n"
                                     "    if (threadIdx.x == 0)\n"
                                     "        cuda::atomic_ref<int, cuda::thread_scope_system>(*done)"
@@ -248,6 +253,10 @@ Test(source_rules, a_done_flag_before_the_barrier_fails)
                                    "    __syncthreads();\n"),
                             DONE_RULE),
                    "none stands after run_task and past the first barrier");
+    assert_refused(PROBLEMS(worker("    if (threadIdx.x == 0) atomicExch(done, 1);\n"
+                                   "    __syncthreads();\n"),
+                            DONE_RULE),
+                   "wrong place");
     /* A variable named like a barrier is no barrier. */
     assert_refused(PROBLEMS(worker("    int sync = 1;\n"
                                    "    if (threadIdx.x == 0) { __threadfence(); *done = sync; }\n"
