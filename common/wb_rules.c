@@ -585,6 +585,9 @@ static bool rule_problem(const char *text, const wb_source_rule *r, char *proble
                  c.barriers, r->barriers);
     else if (r->uses && !c.uses)
         snprintf(problem, size, "calls none of %s", r->uses);
+    else if (place.misplaced && r->after_barrier)
+        snprintf(problem, size, "hands off (a fence, an acquire/release, an atomic or volatile "
+                 "access) before the barrier, in the wrong place: nothing of it stands %s", where);
     else if (place.misplaced)
         snprintf(problem, size, "has its fence(s) or acquire/release operation(s)%s in the "
                  "wrong place: none stands %s", r->scope == WB_BLOCK_SCOPE ? "" :

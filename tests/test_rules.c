@@ -252,7 +252,7 @@ Test(source_rules, a_done_flag_before_the_barrier_fails)
     assert_refused(PROBLEMS(worker("    if (threadIdx.x == 0) { __threadfence(); *done = 1; }\n"
                                    "    __syncthreads();\n"),
                             DONE_RULE),
-                   "none stands after run_task and past the first barrier");
+                   "before the barrier, in the wrong place: nothing of it stands after run_task and past the first barrier");
     assert_refused(PROBLEMS(worker("    if (threadIdx.x == 0) atomicExch(done, 1);\n"
                                    "    __syncthreads();\n"),
                             DONE_RULE),
