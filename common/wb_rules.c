@@ -22,13 +22,18 @@
  *              a read-modify-write (exchange, fetch_, compare_exchange_)
  *              that is acq_rel or seq_cst counts twice: it is a release
  *              and an acquire in one operation;
- *              __threadfence_block() too, for a rule of block scope;
+ *              __threadfence_block() only in a rule of block scope, and
+ *              __threadfence() not in a rule of system scope;
  *   fresh      volatile, atomicXxx(...), __ldcv / __ldcg / __stcg / __stwt,
  *              and atomic_ref loads, stores, exchanges and fetch_ calls;
  *   barriers   __syncthreads*(), __syncwarp(), and cooperative groups' sync();
  *   uses       calls of the rule's `uses` words.
- * In a rule of device scope, cuda::thread_scope_block (or _thread) in the
- * body is a problem of its own: such an atomic orders nothing for other SMs.
+ * A scope narrower than the rule's is a problem of its own: in a rule of
+ * device scope cuda::thread_scope_block (or _thread), which orders nothing
+ * for other SMs; in one of system scope (a hand-off with the host)
+ * cuda::thread_scope_device too. A type alias of a scoped atomic_ref
+ * (`using device_int = cuda::atomic_ref<int, cuda::thread_scope_device>`,
+ * in the given header or the file) has its scope.
  *
  * Placement rules (.shared) check where the block's barriers stand, not how
  * many there are: wb_barriers.c.
@@ -267,11 +272,96 @@ int wb_line_of(const char *text, const char *p)
     return line;
 }
 
+/* ------------------------------------------------------------ scopes */
+
+/* How far an atomic or a fence reaches: thread < block < device < system. */
+enum { SCOPE_THREAD, SCOPE_BLOCK, SCOPE_DEVICE, SCOPE_SYSTEM, SCOPE_NONE };
+
+static int required_scope(wb_scope s)
+{
+    return s == WB_BLOCK_SCOPE ? SCOPE_BLOCK : s == WB_SYSTEM_SCOPE ? SCOPE_SYSTEM : SCOPE_DEVICE;
+}
+
+/* Type aliases of a scoped atomic ("using device_int =
+ * cuda::atomic_ref<int, cuda::thread_scope_device>;", or a typedef), read
+ * from the whole preprocessed file, the given headers included: a
+ * submission that uses the given alias uses its scope. */
+typedef struct {
+    char name[64];
+    int scope;
+} scope_alias;
+static scope_alias aliases[32];
+static int alias_count;
+
+static int scope_named(const char *w, size_t n, bool with_aliases)
+{
+    static const char *const words[] = {"thread_scope_thread", "thread_scope_block",
+                                        "thread_scope_device", "thread_scope_system"};
+    for (int s = SCOPE_THREAD; s <= SCOPE_SYSTEM; s++)
+        if (wb_word_is(w, n, words[s]))
+            return s;
+    for (int i = 0; with_aliases && i < alias_count; i++)
+        if (wb_word_is(w, n, aliases[i].name))
+            return aliases[i].scope;
+    return SCOPE_NONE;
+}
+
+/* The scope a declaration [from, to) names, or SCOPE_NONE. */
+static int scope_in(const char *from, const char *to)
+{
+    for (const char *p = from; p < to; p++)
+        if (wb_is_word_char(*p) && (p == from || !wb_is_word_char(p[-1]))) {
+            const char *e = p;
+            while (e < to && wb_is_word_char(*e))
+                e++;
+            int s = scope_named(p, (size_t)(e - p), false);
+            if (s != SCOPE_NONE)
+                return s;
+            p = e;
+        }
+    return SCOPE_NONE;
+}
+
+static void add_alias(const char *name, size_t n, int scope)
+{
+    if (scope == SCOPE_NONE || n == 0 || n >= sizeof aliases[0].name ||
+        alias_count == (int)(sizeof aliases / sizeof aliases[0]))
+        return;
+    memcpy(aliases[alias_count].name, name, n);
+    aliases[alias_count].name[n] = '\0';
+    aliases[alias_count++].scope = scope;
+}
+
+static void read_scope_aliases(const char *pre)
+{
+    alias_count = 0;
+    const char *end = pre + strlen(pre);
+    for (const char *p = pre; (p = wb_find_word(p, end, "using")); p += 5) {
+        const char *name = wb_skip_space(p + 5), *e = name;
+        while (wb_is_word_char(*e))
+            e++;
+        const char *eq = wb_skip_space(e), *semi = strchr(eq, ';');
+        if (e > name && *eq == '=' && eq[1] != '=' && semi)
+            add_alias(name, (size_t)(e - name), scope_in(eq, semi));
+    }
+    for (const char *p = pre; (p = wb_find_word(p, end, "typedef")); p += 7) {
+        const char *semi = strchr(p, ';'), *e = semi;
+        if (!semi)
+            break;
+        while (e > p && isspace((unsigned char)e[-1]))
+            e--;
+        const char *name = e;
+        while (name > p && wb_is_word_char(name[-1]))
+            name--;
+        add_alias(name, (size_t)(e - name), scope_in(p, name));
+    }
+}
+
 /* ------------------------------------------------------------ counting */
 
 typedef struct {
     int orderings, fresh, barriers;
-    int narrow;   /* block- or thread-scope atomics */
+    int narrow;   /* atomics of a narrower scope than the rule's */
     int uses;     /* calls of a word of the rule's `uses` */
 } counts;
 
@@ -388,10 +478,18 @@ static void count_body(const char *text, const char *body, const char *end,
         bool member = before > body && (before[-1] == '.' || (before[-1] == '>' && before[-2] == '-'));
         if (call && r->uses && one_of(r->uses, w, n))   // besides what else it counts as
             c->uses++;
-        if (wb_word_is(w, n, "__threadfence") || wb_word_is(w, n, "__threadfence_system") ||
-            (scope == WB_BLOCK_SCOPE && wb_word_is(w, n, "__threadfence_block")) ||
-            wb_word_is(w, n, "memory_order_acquire") || wb_word_is(w, n, "memory_order_release") ||
-            wb_word_is(w, n, "memory_order_acq_rel") || wb_word_is(w, n, "memory_order_seq_cst"))
+        int fence = wb_word_is(w, n, "__threadfence_block")    ? SCOPE_BLOCK
+                    : wb_word_is(w, n, "__threadfence")        ? SCOPE_DEVICE
+                    : wb_word_is(w, n, "__threadfence_system") ? SCOPE_SYSTEM
+                                                               : SCOPE_NONE;
+        int named = scope_named(w, n, true);
+        if (fence != SCOPE_NONE) {
+            if (fence >= required_scope(scope))   // a narrower fence orders too little
+                c->orderings++;
+        } else if (wb_word_is(w, n, "memory_order_acquire") ||
+                   wb_word_is(w, n, "memory_order_release") ||
+                   wb_word_is(w, n, "memory_order_acq_rel") ||
+                   wb_word_is(w, n, "memory_order_seq_cst"))
             c->orderings++;
         else if (wb_word_is(w, n, "volatile") || wb_word_is(w, n, "__ldcv") ||
                  wb_word_is(w, n, "__ldcg") || wb_word_is(w, n, "__stcg") ||
@@ -401,8 +499,10 @@ static void count_body(const char *text, const char *body, const char *end,
         else if (call && (starts_with(w, n, "__syncthreads") || wb_word_is(w, n, "__syncwarp") ||
                           wb_word_is(w, n, "sync")))
             c->barriers++;
-        else if (wb_word_is(w, n, "thread_scope_block") || wb_word_is(w, n, "thread_scope_thread"))
-            c->narrow++;
+        else if (named != SCOPE_NONE) {
+            if (named < required_scope(scope))
+                c->narrow++;
+        }
         else if (call && !wb_declared_here(w, body) && count_callee(text, w, n, r, v, c))
             ;   // a helper of the file (a member one too: a wrapper's store())
         else if (call && member && atomic_member(w, n)) {
@@ -495,6 +595,7 @@ static const char *first_block_barrier(const char *from, const char *to)
 typedef struct {
     const wb_source_rule *rule;
     bool misplaced;
+    bool narrow;   /* an atomic there of a narrower scope than the rule's */
 } placing;
 
 static void place_definition(const char *text, const char *params, const char *body,
@@ -535,11 +636,15 @@ static void place_definition(const char *text, const char *params, const char *b
         count_body(text, barrier, to, r, &w, &past);
         if ((c.orderings || c.fresh) && !past.orderings && !past.fresh)
             k->misplaced = true;
+        if (c.narrow || past.narrow)
+            k->narrow = true;
         return;
     }
     count_body(text, from, to, r, &v, &c);
     if (c.orderings == 0)
         k->misplaced = true;
+    if (c.narrow)
+        k->narrow = true;
 }
 
 /* "between take_turn and atomicAdd", "after atomicCAS", "before atomicExch". */
@@ -564,19 +669,35 @@ static bool rule_problem(const char *text, const wb_source_rule *r, char *proble
     counting k = {r, {0, 0, 0, 0, 0}, 0};
     wb_each_definition(text, r, count_definition, &k);
     counts c = k.least;
-    placing place = {r, false};
-    if (r->fence_after || r->fence_before || r->after_barrier)
+    placing place = {r, false, false};
+    bool placed = r->fence_after || r->fence_before || r->after_barrier;
+    if (placed)
         wb_each_definition(text, r, place_definition, &place);
+    /* A hand-off with the host may sit beside the GPU's own (device scope)
+     * in one function: a system rule with a place checks the scope there. */
+    bool narrow = r->scope == WB_SYSTEM_SCOPE && placed ? place.narrow : c.narrow > 0;
+    const char *of_scope = r->scope == WB_BLOCK_SCOPE    ? ""
+                           : r->scope == WB_SYSTEM_SCOPE ? " of system scope"
+                                                         : " of device scope";
     char where[160];
     describe_place(r, where, sizeof where);
     if (!k.definitions)
         snprintf(problem, size, "is not in the file (keep the skeleton's function names)");
-    else if (r->scope == WB_DEVICE_SCOPE && c.narrow)
-        snprintf(problem, size, "uses cuda::thread_scope_block (or _thread), whose atomics order "
-                 "nothing for the threads of other blocks: use cuda::thread_scope_device");
+    else if (narrow && r->scope == WB_SYSTEM_SCOPE)
+        snprintf(problem, size, "uses a scope narrower than the system%s%s (cuda::thread_scope_device "
+                 "or narrower, a __threadfence() that is not __threadfence_system(), or a type "
+                 "alias of such an atomic_ref), which orders nothing for the host: use "
+                 "cuda::thread_scope_system", placed ? " " : "", placed ? where : "");
+    else if (narrow && r->scope == WB_BLOCK_SCOPE)
+        snprintf(problem, size, "uses cuda::thread_scope_thread, whose atomics order nothing for "
+                 "the other threads: use cuda::thread_scope_block");
+    else if (narrow)
+        snprintf(problem, size, "uses cuda::thread_scope_block (or _thread, or a type alias of "
+                 "one), whose atomics order nothing for the threads of other blocks: use "
+                 "cuda::thread_scope_device");
     else if (c.orderings < r->orderings)
         snprintf(problem, size, "has %d fence(s) or acquire/release operation(s)%s, it needs %d",
-                 c.orderings, r->scope == WB_BLOCK_SCOPE ? "" : " of device scope", r->orderings);
+                 c.orderings, of_scope, r->orderings);
     else if (c.fresh < r->fresh_accesses)
         snprintf(problem, size, "has %d atomic or volatile access(es), it needs %d", c.fresh,
                  r->fresh_accesses);
@@ -590,8 +711,7 @@ static bool rule_problem(const char *text, const wb_source_rule *r, char *proble
                  "access) before the barrier, in the wrong place: nothing of it stands %s", where);
     else if (place.misplaced)
         snprintf(problem, size, "has its fence(s) or acquire/release operation(s)%s in the "
-                 "wrong place: none stands %s", r->scope == WB_BLOCK_SCOPE ? "" :
-                 " of device scope", where);
+                 "wrong place: none stands %s", of_scope, where);
     else if (r->shared && wb_barrier_problem(text, r, problem, size))
         ;
     else
@@ -612,6 +732,7 @@ size_t wb_source_rule_problems(const char *preprocessed, const wb_source_rule *r
     for (char *save, *path = strtok_r(list, ":", &save); path; path = strtok_r(NULL, ":", &save)) {
         char *pre = read_file(path), main_name[512];
         char *text = main_file_lines(pre, main_name, sizeof main_name);
+        read_scope_aliases(pre);
         free(pre);
         cr_assert(text[strspn(text, " \t\n")], "source rules: %s holds no line of kernels.cu "
                   "(is it nvcc -E output?)", path);

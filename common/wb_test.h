@@ -258,7 +258,7 @@ wb_timing wb_observe_timing(const char *what, wb_timing t, double bytes, double 
  * a helper it calls from the file, makes one at least: the stage's own
  * technique (a shuffle, the fast reciprocal square root), which no result
  * shows. `why` names the mistake for the learner. */
-typedef enum { WB_DEVICE_SCOPE, WB_BLOCK_SCOPE } wb_scope;
+typedef enum { WB_DEVICE_SCOPE, WB_BLOCK_SCOPE, WB_SYSTEM_SCOPE } wb_scope;
 enum {
     WB_READ_AFTER_WRITE = 1,   /* a barrier between a write and every later read */
     WB_WRITE_AFTER_READ = 2,   /* a barrier between a read and every later write */
@@ -270,7 +270,10 @@ typedef struct {
     int orderings;          /* fences and acquire/release operations, at least */
     int fresh_accesses;     /* volatile, atomic and atomic_ref accesses, at least */
     int barriers;           /* __syncthreads / __syncwarp calls, at least */
-    wb_scope scope;         /* WB_BLOCK_SCOPE: __threadfence_block() counts as a fence */
+    wb_scope scope;         /* what the hand-off reaches (device by default): block, where
+                               __threadfence_block() counts as a fence; system (the
+                               host), where thread_scope_device and __threadfence()
+                               are too narrow */
     const char *shared;     /* the shared memory the barriers protect, names separated by spaces */
     int protects;           /* WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ | WB_EACH_ITERATION */
     const char *fence_after, *fence_before;   /* where an ordering must stand (words) */

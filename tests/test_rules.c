@@ -10,18 +10,24 @@
 #include "wb_rules.h"
 #include "wb_test.h"
 
-/* A file holding text, as nvcc -E would write it for kernels.cu. */
-static char *preprocessed(const char *code)
+/* A file holding text, as nvcc -E would write it for a kernels.cu that
+ * includes a header holding `header`. */
+static char *preprocessed_after(const char *header, const char *code)
 {
     char path[] = "/tmp/wb-rules-XXXXXX.ii";
     int fd = mkstemps(path, 3);
     cr_assert(fd >= 0, "cannot make a temporary file");
     FILE *f = fdopen(fd, "w");
-    fprintf(f, "# 0 \"kernels.cu\"\n# 1 \"/usr/include/some_header.h\" 1\n"
-               "__device__ void header_helper() { __threadfence(); __syncthreads(); }\n"
-               "# 1 \"kernels.cu\" 2\n%s", code);
+    fprintf(f, "# 0 \"kernels.cu\"\n# 1 \"/usr/include/some_header.h\" 1\n%s"
+               "# 1 \"kernels.cu\" 2\n%s", header, code);
     fclose(f);
     return strdup(path);
+}
+
+static char *preprocessed(const char *code)
+{
+    return preprocessed_after(
+        "__device__ void header_helper() { __threadfence(); __syncthreads(); }\n", code);
 }
 
 /* kernels.cu through nvcc -E for sm_90, as meson.build does. */
@@ -263,6 +269,77 @@ Test(source_rules, a_done_flag_before_the_barrier_fails)
                                    "    __syncthreads_count(1);\n"),
                             DONE_RULE),
                    "wrong place");
+}
+
+/* ------------------------------------------------------------- scopes */
+
+/* The given header's aliases, as lab 07's given.cuh has them. */
+#define SCOPED_ALIASES                                                               \
+    "using system_int = cuda::atomic_ref<int, cuda::thread_scope_system>;\n"         \
+    "using device_int = cuda::atomic_ref<int, cuda::thread_scope_device>;\n"         \
+    "typedef cuda::atomic_ref<int, cuda::thread_scope_block> block_int;\n"
+
+static char *turn(const char *body)
+{
+    char source[512];
+    snprintf(source, sizeof source, "__global__ void turn(int *counter) {\n%s}\n", body);
+    return preprocessed_after(SCOPED_ALIASES, source);
+}
+
+#define HOST_RULE {"turn", .orderings = 1, .scope = WB_SYSTEM_SCOPE, .why = "host"}
+
+Test(source_rules, a_hand_off_with_the_host_in_system_scope_passes)
+{
+    assert_accepted(PROBLEMS(turn("    system_int(*counter).store(1, cuda::memory_order_release);\n"),
+                             HOST_RULE));
+    assert_accepted(PROBLEMS(turn("    __threadfence_system();\n"
+                                  "    *(volatile int *)counter = 1;\n"),
+                             HOST_RULE));
+    assert_accepted(PROBLEMS(turn("    cuda::atomic_ref<int, cuda::thread_scope_system> c(*counter);\n"
+                                  "    c.store(1);\n"),
+                             HOST_RULE));
+}
+
+Test(source_rules, a_hand_off_with_the_host_in_device_scope_fails)
+{
+    assert_refused(PROBLEMS(turn("    device_int(*counter).store(1, cuda::memory_order_release);\n"),
+                            HOST_RULE),
+                   "uses a scope narrower than the system");
+    assert_refused(PROBLEMS(turn("    cuda::atomic_ref<int, cuda::thread_scope_device> c(*counter);\n"
+                                 "    c.store(1, cuda::memory_order_release);\n"),
+                            HOST_RULE),
+                   "narrower than the system");
+    /* __threadfence() orders for the GPU's threads only. */
+    assert_refused(PROBLEMS(turn("    __threadfence();\n    *(volatile int *)counter = 1;\n"),
+                            HOST_RULE),
+                   "has 0 fence(s) or acquire/release operation(s) of system scope");
+}
+
+Test(source_rules, a_given_alias_has_its_scope)
+{
+    /* A typedef of block scope in a rule of device scope. */
+    assert_refused(PROBLEMS(turn("    block_int(*counter).store(1, cuda::memory_order_release);\n"),
+                            {"turn", .orderings = 1, .why = "device"}),
+                   "thread_scope_block");
+    assert_accepted(PROBLEMS(turn("    device_int(*counter).store(1, cuda::memory_order_release);\n"),
+                             {"turn", .orderings = 1, .why = "device"}));
+}
+
+/* A system rule with a place checks the scope there only: the GPU's own
+ * hand-offs before it may be of device scope. */
+Test(source_rules, a_system_place_checks_the_scope_there)
+{
+    const wb_source_rule rule = {"turn", .fence_after = "work", .scope = WB_SYSTEM_SCOPE,
+                                 .why = "host"};
+    assert_accepted(problems_of(turn("    device_int(counter[1]).store(1);\n"
+                                     "    work();\n"
+                                     "    system_int(*counter).store(1, cuda::memory_order_release);\n"),
+                                &rule, 1));
+    assert_refused(problems_of(turn("    system_int(counter[1]).store(1);\n"
+                                    "    work();\n"
+                                    "    device_int(*counter).store(1, cuda::memory_order_release);\n"),
+                               &rule, 1),
+                   "narrower than the system after work");
 }
 
 Test(source_rules, a_decoy_definition_does_not_count)

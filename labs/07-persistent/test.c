@@ -665,9 +665,14 @@ WB_SOURCE_SUITE(persistent_source);
 #define HOST_SIDE_ATOMIC \
     "the host shares the counter with the running kernel: its store of the number " \
     "and its load of the answer are both atomic"
+#define HOST_SCOPE \
+    "the other side is the host: system scope (system_int), not device_int, whose " \
+    "atomics reach only the GPU's own threads"
 WB_SOURCE_RULES_TEST(persistent_source, stage2_memory_order,
     {"gpu_turns_persistent", .fresh_accesses = 3, .why = KERNEL_SIDE_ATOMIC},
-    {"hand_off_persistent", .fresh_accesses = 2, .why = HOST_SIDE_ATOMIC})
+    {"gpu_turns_persistent", .scope = WB_SYSTEM_SCOPE, .why = HOST_SCOPE},
+    {"hand_off_persistent", .fresh_accesses = 2, .why = HOST_SIDE_ATOMIC},
+    {"hand_off_persistent", .scope = WB_SYSTEM_SCOPE, .why = HOST_SCOPE})
 
 #define CLAIM_BARRIERS \
     "thread 0 claims with an atomicAdd, a barrier before everyone reads the claim, and " \
@@ -694,10 +699,14 @@ WB_SOURCE_RULES_TEST(persistent_source, stage4_memory_order,
     {"enqueue_task", .fence_after = "task",
      .why = "the task first, then head (a release store): head moved before the task is "
             "written lets the GPU claim the slot and read the task it held before"},
+    {"host_fed", .fence_after = "run_task", .scope = WB_SYSTEM_SCOPE,
+     .why = "done is read by the host: " HOST_SCOPE},
     {"host_fed", .fence_after = "run_task", .after_barrier = true,
      .why = "the barrier after the task, then thread 0 marks it done (release): marked before "
             "the barrier, done says complete while the block's other threads still write "
             "their share of out, and the release orders thread 0's writes only"},
+    {"enqueue_task", .scope = WB_SYSTEM_SCOPE, .why = HOST_SCOPE},
+    {"oldest_done", .scope = WB_SYSTEM_SCOPE, .why = HOST_SCOPE},
     {"oldest_done", .orderings = 1, .why = DONE_ACQUIRE},
     {"oldest_done", .fence_after = "load", .why = DONE_ACQUIRE})
 
