@@ -28,7 +28,8 @@
  *              and atomic_ref loads, stores, exchanges and fetch_ calls;
  *   barriers   __syncthreads*(), __syncwarp(), and cooperative groups' sync();
  *   uses       calls of the rule's `uses` words.
- * A scope narrower than the rule's is a problem of its own: in a rule of
+ * A scope narrower than the rule's is a problem of its own (a rule that
+ * counts only barriers or calls does not judge scopes): in a rule of
  * device scope cuda::thread_scope_block (or _thread), which orders nothing
  * for other SMs; in one of system scope (a hand-off with the host)
  * cuda::thread_scope_device too. A type alias of a scoped atomic_ref
@@ -673,9 +674,14 @@ static bool rule_problem(const char *text, const wb_source_rule *r, char *proble
     bool placed = r->fence_after || r->fence_before || r->after_barrier;
     if (placed)
         wb_each_definition(text, r, place_definition, &place);
-    /* A hand-off with the host may sit beside the GPU's own (device scope)
-     * in one function: a system rule with a place checks the scope there. */
-    bool narrow = r->scope == WB_SYSTEM_SCOPE && placed ? place.narrow : c.narrow > 0;
+    /* A rule on barriers or calls alone says nothing of scopes: the block's
+     * own atomics on shared memory (a histogram's bins) are block-scoped by
+     * right. A hand-off with the host may sit beside the GPU's own (device
+     * scope) in one function: a system rule with a place checks the scope
+     * there. */
+    bool judges_scope = r->orderings || r->fresh_accesses || placed || r->scope != WB_DEVICE_SCOPE;
+    bool narrow = judges_scope &&
+                  (r->scope == WB_SYSTEM_SCOPE && placed ? place.narrow : c.narrow > 0);
     const char *of_scope = r->scope == WB_BLOCK_SCOPE    ? ""
                            : r->scope == WB_SYSTEM_SCOPE ? " of system scope"
                                                          : " of device scope";

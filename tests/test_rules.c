@@ -325,6 +325,23 @@ Test(source_rules, a_given_alias_has_its_scope)
                              {"turn", .orderings = 1, .why = "device"}));
 }
 
+/* The block's own atomics on shared memory: block scope is right there,
+ * in a rule of block scope, or one that counts only barriers. */
+Test(source_rules, block_scope_atomics_on_shared_memory_pass_where_the_rule_allows)
+{
+    const char *bins = "__global__ void turn(int *counter) {\n"
+                       "    __shared__ int bins[256];\n"
+                       "    cuda::atomic_ref<int, cuda::thread_scope_block>(bins[threadIdx.x]).fetch_add(1);\n"
+                       "    __syncthreads();\n"
+                       "    counter[threadIdx.x] = bins[threadIdx.x];\n"
+                       "}\n";
+    assert_accepted(PROBLEMS(preprocessed(bins), {"turn", .barriers = 1, .why = "barriers"}));
+    assert_accepted(PROBLEMS(preprocessed(bins),
+                             {"turn", .fresh_accesses = 1, .scope = WB_BLOCK_SCOPE, .why = "block"}));
+    assert_refused(PROBLEMS(preprocessed(bins), {"turn", .fresh_accesses = 1, .why = "device"}),
+                   "thread_scope_block");
+}
+
 /* A system rule with a place checks the scope there only: the GPU's own
  * hand-offs before it may be of device scope. */
 Test(source_rules, a_system_place_checks_the_scope_there)

@@ -1149,7 +1149,7 @@ WB_SOURCE_RULES_TEST(atomics_source, stage2_memory_order,
     "thread 0 clears the block's flag, a barrier, then one atomicCAS picks the thread"
 WB_SOURCE_RULES_TEST(atomics_source, stage3_single,
     {"single_per_grid_kernel", .fresh_accesses = 1, .why = ONE_CAS_PER_GRID},
-    {"single_per_block_kernel", .fresh_accesses = 1, .barriers = 1,
+    {"single_per_block_kernel", .fresh_accesses = 1, .barriers = 1, .scope = WB_BLOCK_SCOPE,
      .shared = "__shared__", .protects = WB_READ_AFTER_WRITE | WB_WRITE_AFTER_READ, .why = ONE_CAS_PER_BLOCK})
 
 #define SCAN_BARRIERS \
