@@ -25,7 +25,10 @@
  *              __threadfence_block() only in a rule of block scope, and
  *              __threadfence() not in a rule of system scope;
  *   fresh      volatile, atomicXxx(...), __ldcv / __ldcg / __stcg / __stwt,
- *              and atomic_ref loads, stores, exchanges and fetch_ calls;
+ *              atomic_ref loads, stores, exchanges and fetch_ calls, and
+ *              the host compiler's __atomic_xxx and __sync_xxx builtins
+ *              (whose __ATOMIC_ orders count as orderings, and __sync_
+ *              ones, full barriers, twice; __sync_synchronize() a fence);
  *   barriers   __syncthreads*(), __syncwarp(), and cooperative groups' sync();
  *   uses       calls of the rule's `uses` words.
  * A scope narrower than the rule's is a problem of its own (a rule that
@@ -479,10 +482,16 @@ static void count_body(const char *text, const char *body, const char *end,
         bool member = before > body && (before[-1] == '.' || (before[-1] == '>' && before[-2] == '-'));
         if (call && r->uses && one_of(r->uses, w, n))   // besides what else it counts as
             c->uses++;
+        /* The host's side of a hand-off may use the compiler's builtins:
+         * __sync_synchronize() is a full fence, __atomic_xxx(..., order) an
+         * atomic whose order counts as its word, __sync_xxx an atomic that is
+         * a full barrier. */
         int fence = wb_word_is(w, n, "__threadfence_block")    ? SCOPE_BLOCK
                     : wb_word_is(w, n, "__threadfence")        ? SCOPE_DEVICE
                     : wb_word_is(w, n, "__threadfence_system") ? SCOPE_SYSTEM
+                    : wb_word_is(w, n, "__sync_synchronize")   ? SCOPE_SYSTEM
                                                                : SCOPE_NONE;
+        bool builtin_atomic = call && (starts_with(w, n, "__atomic_") || starts_with(w, n, "__sync_"));
         int named = scope_named(w, n, true);
         if (fence != SCOPE_NONE) {
             if (fence >= required_scope(scope))   // a narrower fence orders too little
@@ -490,9 +499,15 @@ static void count_body(const char *text, const char *body, const char *end,
         } else if (wb_word_is(w, n, "memory_order_acquire") ||
                    wb_word_is(w, n, "memory_order_release") ||
                    wb_word_is(w, n, "memory_order_acq_rel") ||
-                   wb_word_is(w, n, "memory_order_seq_cst"))
+                   wb_word_is(w, n, "memory_order_seq_cst") ||
+                   wb_word_is(w, n, "__ATOMIC_ACQUIRE") || wb_word_is(w, n, "__ATOMIC_RELEASE") ||
+                   wb_word_is(w, n, "__ATOMIC_ACQ_REL") || wb_word_is(w, n, "__ATOMIC_SEQ_CST"))
             c->orderings++;
-        else if (wb_word_is(w, n, "volatile") || wb_word_is(w, n, "__ldcv") ||
+        else if (builtin_atomic) {
+            c->fresh++;
+            if (starts_with(w, n, "__sync_"))   // a full barrier: a release and an acquire
+                c->orderings += 2;
+        } else if (wb_word_is(w, n, "volatile") || wb_word_is(w, n, "__ldcv") ||
                  wb_word_is(w, n, "__ldcg") || wb_word_is(w, n, "__stcg") ||
                  wb_word_is(w, n, "__stwt") ||
                  (call && n > 6 && !strncmp(w, "atomic", 6) && isupper((unsigned char)w[6])))
@@ -503,8 +518,7 @@ static void count_body(const char *text, const char *body, const char *end,
         else if (named != SCOPE_NONE) {
             if (named < required_scope(scope))
                 c->narrow++;
-        }
-        else if (call && !wb_declared_here(w, body) && count_callee(text, w, n, r, v, c))
+        } else if (call && !wb_declared_here(w, body) && count_callee(text, w, n, r, v, c))
             ;   // a helper of the file (a member one too: a wrapper's store())
         else if (call && member && atomic_member(w, n)) {
             c->fresh++;

@@ -342,6 +342,29 @@ Test(source_rules, block_scope_atomics_on_shared_memory_pass_where_the_rule_allo
                    "thread_scope_block");
 }
 
+/* The host's side with the compiler's builtins instead of atomic_ref. */
+Test(source_rules, the_host_compilers_atomic_builtins_count)
+{
+    const wb_source_rule rule = {"hand_off", .orderings = 2, .fresh_accesses = 2,
+                                 .scope = WB_SYSTEM_SCOPE, .why = "host"};
+    assert_accepted(problems_of(preprocessed("static bool hand_off(int *counter, int number) {\n"
+                                             "    __atomic_store_n(counter, number, __ATOMIC_RELEASE);\n"
+                                             "    return __atomic_load_n(counter, __ATOMIC_ACQUIRE) != number;\n"
+                                             "}\n"),
+                                &rule, 1));
+    assert_accepted(problems_of(preprocessed("static bool hand_off(int *counter, int number) {\n"
+                                             "    __sync_lock_test_and_set(counter, number);\n"
+                                             "    return __sync_fetch_and_add(counter, 0) != number;\n"
+                                             "}\n"),
+                                &rule, 1));
+    assert_refused(problems_of(preprocessed("static bool hand_off(int *counter, int number) {\n"
+                                            "    __atomic_store_n(counter, number, __ATOMIC_RELAXED);\n"
+                                            "    return __atomic_load_n(counter, __ATOMIC_RELAXED) != number;\n"
+                                            "}\n"),
+                               &rule, 1),
+                   "has 0 fence(s)");
+}
+
 /* A system rule with a place checks the scope there only: the GPU's own
  * hand-offs before it may be of device scope. */
 Test(source_rules, a_system_place_checks_the_scope_there)
