@@ -328,7 +328,9 @@ static int scope_in(const char *from, const char *to)
 
 static void add_alias(const char *name, size_t n, int scope)
 {
-    if (scope == SCOPE_NONE || n == 0 || n >= sizeof aliases[0].name ||
+    /* A name with a leading underscore is the library's own, never the
+     * submission's or the lab's. */
+    if (scope == SCOPE_NONE || n == 0 || name[0] == '_' || n >= sizeof aliases[0].name ||
         alias_count == (int)(sizeof aliases / sizeof aliases[0]))
         return;
     memcpy(aliases[alias_count].name, name, n);

@@ -10,7 +10,8 @@
  *     holding distinct values, so that a lost maximum shows too);
  *   - outputs are poisoned first, so an element never written stands out.
  * Every test has a timeout, so a lock that deadlocks fails instead of
- * hanging. Every value read back goes through wb_fetch (see wb_test.h).
+ * hanging, and stage 2's wait names the lock that is never free
+ * (wb_wait_for_gpu). Every value read back goes through wb_fetch (see wb_test.h).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -366,6 +367,10 @@ static tally *run_tally(const int *values, int n, int slots, lock_kind kind, con
     cr_assert(got, "out of host memory");
     CUDA_CHECK(cudaMemset(d_tallies, WB_POISON_INT_BYTE, sizeof(tally) * slots));
     locked_tally(d_values, n, d_tallies, locks, slots, kind, 256);
+    wb_wait_for_gpu(what, "threads spin in SpinLock::lock for a lock that is never free again: "
+                          "unlock must reach every lock taken and store 0 there (atomicExch(word, "
+                          "0)), and lock's loop ends when its atomicCAS returns 0, the value it "
+                          "found free");
     wb_fetch(got, d_tallies, sizeof(tally) * slots, what);
     wb_guarded_check(d_tallies, what);
     wb_guarded_check(locks, "locked_tally's locks");
