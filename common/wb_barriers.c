@@ -288,7 +288,7 @@ static int walk_call(walk *w, scope *s, const char *args, const char *params, co
     return kind;
 }
 
-static bool barrier_call(const char *p, size_t n, const char *from)
+bool wb_is_block_barrier(const char *p, size_t n, const char *from)
 {
     // block.sync(), cg::sync(block)
     return (n >= 13 && !strncmp(p, "__syncthreads", 13)) || wb_word_is(p, n, "__barrier_sync") ||
@@ -391,7 +391,7 @@ static void simple_statement(walk *w, scope *s, const char *from, const char *to
         int index = member_name(p, from) ? -1 : name_index(s->shared, p, n);
         if (*next == '(' && index < 0) {
             const char *params, *body_end, *body;
-            if (barrier_call(p, n, from)) {
+            if (wb_is_block_barrier(p, n, from)) {
                 if (!s->divergent)
                     add_event(w, BARRIER, line);
                 p = wb_after_closing(next);

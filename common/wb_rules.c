@@ -297,33 +297,32 @@ typedef struct {
 static scope_alias aliases[32];
 static int alias_count;
 
-static int scope_named(const char *w, size_t n, bool with_aliases)
+static const char *const scope_words[] = {"thread_scope_thread", "thread_scope_block",
+                                          "thread_scope_device", "thread_scope_system"};
+
+static int scope_named(const char *w, size_t n)
 {
-    static const char *const words[] = {"thread_scope_thread", "thread_scope_block",
-                                        "thread_scope_device", "thread_scope_system"};
     for (int s = SCOPE_THREAD; s <= SCOPE_SYSTEM; s++)
-        if (wb_word_is(w, n, words[s]))
+        if (wb_word_is(w, n, scope_words[s]))
             return s;
-    for (int i = 0; with_aliases && i < alias_count; i++)
+    for (int i = 0; i < alias_count; i++)
         if (wb_word_is(w, n, aliases[i].name))
             return aliases[i].scope;
     return SCOPE_NONE;
 }
 
-/* The scope a declaration [from, to) names, or SCOPE_NONE. */
+/* The scope a declaration [from, to) names first, or SCOPE_NONE. */
 static int scope_in(const char *from, const char *to)
 {
-    for (const char *p = from; p < to; p++)
-        if (wb_is_word_char(*p) && (p == from || !wb_is_word_char(p[-1]))) {
-            const char *e = p;
-            while (e < to && wb_is_word_char(*e))
-                e++;
-            int s = scope_named(p, (size_t)(e - p), false);
-            if (s != SCOPE_NONE)
-                return s;
-            p = e;
+    int scope = SCOPE_NONE;
+    for (int s = SCOPE_THREAD; s <= SCOPE_SYSTEM; s++) {
+        const char *at = wb_find_word(from, to, scope_words[s]);
+        if (at) {
+            scope = s;
+            to = at;   // a later word cannot come first
         }
-    return SCOPE_NONE;
+    }
+    return scope;
 }
 
 static void add_alias(const char *name, size_t n, int scope)
@@ -494,7 +493,7 @@ static void count_body(const char *text, const char *body, const char *end,
                     : wb_word_is(w, n, "__sync_synchronize")   ? SCOPE_SYSTEM
                                                                : SCOPE_NONE;
         bool builtin_atomic = call && (starts_with(w, n, "__atomic_") || starts_with(w, n, "__sync_"));
-        int named = scope_named(w, n, true);
+        int named = scope_named(w, n);
         if (fence != SCOPE_NONE) {
             if (fence >= required_scope(scope))   // a narrower fence orders too little
                 c->orderings++;
@@ -587,24 +586,22 @@ static void count_definition(const char *text, const char *params, const char *b
     k->least = k->definitions++ ? least_of(k->least, c) : c;
 }
 
-/* The end of the first block-wide barrier in [from, to): __syncthreads and
- * its _count, _and, _or forms, or a cooperative group's sync; NULL if none. */
+/* The end of the first call of a block-wide barrier in [from, to)
+ * (wb_is_block_barrier, as the placement rules see them); NULL if none. */
 static const char *first_block_barrier(const char *from, const char *to)
 {
-    static const char *const barriers[] = {"__syncthreads", "__syncthreads_count",
-                                           "__syncthreads_and", "__syncthreads_or", "sync"};
-    const char *first = NULL, *first_end = NULL;
-    for (size_t i = 0; i < sizeof barriers / sizeof barriers[0]; i++) {
-        size_t n = strlen(barriers[i]);
-        for (const char *at = from; (at = wb_find_word(at, first ? first : to, barriers[i]));
-             at += n)
-            if (*wb_skip_space(at + n) == '(') {   // a call, not a name that looks like one
-                first = at;
-                first_end = at + n;
-                break;
-            }
+    for (const char *p = from; p < to; p++) {
+        if (!wb_is_word_char(*p) || (p > from && wb_is_word_char(p[-1])))
+            continue;
+        const char *e = p;
+        while (e < to && wb_is_word_char(*e))
+            e++;
+        // a call, not a name that looks like one
+        if (*wb_skip_space(e) == '(' && wb_is_block_barrier(p, (size_t)(e - p), from))
+            return e;
+        p = e;
     }
-    return first_end;
+    return NULL;
 }
 
 /* Where an ordering must stand (rule->fence_after, rule->fence_before):

@@ -35,6 +35,11 @@ int wb_each_definition(const char *text, const wb_source_rule *rule,
                        void (*f)(const char *text, const char *params, const char *body,
                                  const char *end, void *arg),
                        void *arg);
+/* Whether the word at p (n characters; from: the start of the text around
+ * it) names a block-wide barrier: __syncthreads and its _count/_and/_or
+ * forms, __barrier_sync, a cooperative group's sync (block.sync(),
+ * cg::sync(block)). */
+bool wb_is_block_barrier(const char *p, size_t n, const char *from);
 /* Whether a definition of r->function leaves its shared memory r->shared
  * unprotected (wb_barriers.c); the problem, in words, in problem. */
 bool wb_barrier_problem(const char *text, const wb_source_rule *r, char *problem, size_t size);
