@@ -363,6 +363,18 @@ static bool up_right_after_down(const int *order, int n)
     return alternating;
 }
 
+/* Whether some participant k > 0 read down[k - 1] before anything was written
+ * there: its down[k] is the poison plus its own input (summed in unsigned, as
+ * the GPU's int addition wraps). The tickets cannot show it: a warp's lanes
+ * read together, then draw their tickets in lane order, waiting or not. */
+static bool read_before_written(const int *down, const int *input, int n)
+{
+    for (int k = 1; k < n; k++)
+        if ((unsigned)down[k] == (unsigned)WB_POISON_INT + (unsigned)input[k])
+            return true;
+    return false;
+}
+
 /* A chain of blocks x threads participants, RUNS times on fresh inputs. The
  * tickets are checked first: they show the order of the steps exactly; the
  * values then show a step that ran in its turn but read its neighbour's
@@ -415,6 +427,12 @@ static void check_chain(int blocks, int threads, wb_rng *rng)
             "handshake_ask spins until the flag is 0 again, and the answer (the flag set to "
             "0) comes after step_up, not before it");
         assert_chain_part(got, expected, n, what, "down",
+            read_before_written(got, input, n) ?
+            "the tickets came in order, yet participant k read down[k - 1] while it still "
+            "held the poison put there before the launch: k stepped down before k - 1 had "
+            "written it. Did k wait for the request at all (handshake_wait spins until the "
+            "flag is 1, before step_down)? If it did, the request must be a release (or come "
+            "after a __threadfence()) and the wait for it an acquire (or be followed by one)" :
             "the steps came in order, so participant k read down[k - 1] before k - 1's "
             "write of it was visible: the request must be a release (or come after a "
             "__threadfence()) and the wait for it an acquire (or be followed by one)");

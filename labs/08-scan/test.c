@@ -475,10 +475,13 @@ static void check_sizes(int stage)
      * tiles of 256 for stages 0 and 2, 129 tiles of 8192 for stages 3 and
      * 4, with a partial last tile), and for the multi-tile stages 2^24 + 1
      * (2049 tiles: two levels of tile sums in stage 3, a long look-back
-     * chain in stage 4, whose waits sleep from 500 tiles on). Both kinds. */
+     * chain in stage 4, whose waits sleep from 500 tiles on). Every
+     * remainder of n by 4 (1, 2 and 3 after the last whole vector of stages
+     * 3 and 4's loads and stores), so that each element-by-element branch
+     * of the last vector runs next to the guard zone. Both kinds. */
     int tile = scan_tile_size(stage, 256);
-    const int sizes[] = {0,        1,    31,        32, 33, tile - 1, tile, tile + 1, 65537,
-                         (1 << 20) + 7, stage >= 3 ? (1 << 24) + 1 : 2 * tile + 3};
+    const int sizes[] = {0,    1,     30,    31, 32, 33, tile - 1, tile, tile + 1, tile + 2,
+                         65537, (1 << 20) + 7, stage >= 3 ? (1 << 24) + 1 : 2 * tile + 3};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
         for (int kind = SCAN_INCLUSIVE; kind <= SCAN_EXCLUSIVE; kind++)
             if (!too_large_for_the_tools(sizes[k]))
