@@ -19,12 +19,18 @@ usage: tests/planted_bugs.py check [LAB...]
            rule catches (their tests are in the lab's *_source suite, which
            reads the code): no GPU needed.
        tests/planted_bugs.py sweep [--labs ...] [--kinds bounds,...] [--jobs N]
-                                   [--only FILE] [--shard K/N] [--list] [--csv FILE]
+                                   [--only FILE] [--shard K/N] [--list | --compile-only]
+                                   [--csv FILE]
            (GPU) the mechanical mutation run: every classic bug of
            tests/mutation.py on every line of each reference where it applies,
            one mutant at a time, against the lab's stage and given tests
-           (first failure ends a mutant's run). Prints the survivors and the
-           share killed per lab and kind; --list only counts them (CPU).
+           (first failure ends a mutant's run). A mutant whose object is the
+           reference's own, byte for byte, is equivalent (the compiler threw
+           the change away: an extra loop trip that does nothing, an index
+           past a register array's end): it is left out of the share, not
+           run. Prints the survivors and the share killed per lab and kind;
+           --list only counts them (CPU); --compile-only compiles them and
+           names the equivalent ones, without running any (CPU).
 """
 import argparse
 import concurrent.futures
@@ -53,6 +59,11 @@ MINIMUM = {"00-vector-add": 4}
 KINDS = {"barrier", "fence", "syncwarp", "atomic", "volatile", "bounds", "grid-stride",
          "accumulate", "index", "host-sync", "memory-order", "launch", "timing", "other"}
 SANITIZERS = {"memcheck", "racecheck", "synccheck", "initcheck"}
+# nvcc names its temporary files after its process (tmpxft_<pid>_<count>), and
+# the object keeps one such name in its string table: the only difference
+# between two compiles of the same text by the same command.
+NVCC_TEMPORARY = re.compile(rb"tmpxft_[0-9a-f]{8}_[0-9a-f]{8}")
+SAME_CODE = "same code"
 
 
 def load(folder):
@@ -111,6 +122,14 @@ def check(folders):
     for p in problems:
         print("PROBLEM:", p)
     return 1 if problems else 0
+
+
+def compiled_bytes(obj):
+    """An object's bytes with nvcc's temporary file names blanked (same
+    length, so nothing moves): equal for two compiles whose machine code,
+    host and device, is the same."""
+    with open(obj, "rb") as f:
+        return NVCC_TEMPORARY.sub(b"tmpxft_00000000_00000000", f.read())
 
 
 def names_message(bug, text):
@@ -228,14 +247,15 @@ def timed_out(shown):
     return "timed out" in shown or "invalid state 'timeout'" in shown or shown.startswith("no report")
 
 
-def mutant_runs(folders, make_jobs, jobs, judged=False, sweep=False):
+def mutant_runs(folders, make_jobs, jobs, judged=False, sweep=False, compile_only=False):
     """Builds the trusted trees of the labs, then compiles, links and runs
     each mutant that make_jobs(folder, reference text) lists as (bug,
     mutated text), jobs at a time. Yields (folder, bug, verdict, message,
     judge's message) as they finish; verdict is caught, NOT CAUGHT, NOT
-    JUDGED or no compile."""
+    JUDGED or no compile, and in a sweep SAME_CODE: the mutant's object is
+    the unchanged reference's, compiled the same way (not run)."""
     selected = [(f, n) for f, n in labs.all_labs() if f in folders]
-    work = []
+    work, unchanged = [], {}
     with trees.Workspace() as ws:
         ws.configure(selected)
         for folder, name in selected:
@@ -245,6 +265,13 @@ def mutant_runs(folders, make_jobs, jobs, judged=False, sweep=False):
             with open(os.path.join(ROOT, "solutions", folder, "kernels.cu")) as f:
                 reference = f.read()
             work += [(folder, name, bug, text) for bug, text in make_jobs(folder, reference)]
+            if sweep:
+                ok, output, obj = ws.compile_student(folder, name, reference.encode(),
+                                                     tag=f"unchanged-{folder}")
+                if not ok:
+                    raise SystemExit(f"{folder}: the reference does not compile as a "
+                                     f"submission:\n{output[-2000:]}")
+                unchanged[folder] = compiled_bytes(obj)
 
         def one(job):
             folder, name, bug, source = job
@@ -255,6 +282,12 @@ def mutant_runs(folders, make_jobs, jobs, judged=False, sweep=False):
                 ok, output, binary = ws.link_student(folder, name, obj, binary)
             if not ok:
                 return folder, bug, "no compile", output[-300:], ""
+            if sweep and compiled_bytes(obj) == unchanged[folder]:
+                shutil.rmtree(os.path.dirname(obj), ignore_errors=True)
+                return folder, bug, SAME_CODE, "the object is the reference's, byte for byte", ""
+            if compile_only:
+                shutil.rmtree(os.path.dirname(obj), ignore_errors=True)
+                return folder, bug, "compiled", "the object differs from the reference's", ""
             with tempfile.TemporaryDirectory() as scratch:
                 caught, shown = run_in_process(binary, bug, scratch,
                                                ws.rule_source(folder, tag), sweep)
@@ -346,13 +379,19 @@ def sweep(args):
             for m, _ in found:
                 print(f"  {m['name']:28} {m['before']}  =>  {m['after']}")
         return 0
-    if not labs.gpu_listed():
-        print("skipped: no GPU (nvidia-smi -L)")
+    if not args.compile_only and not labs.gpu_listed():
+        print("skipped: no GPU (nvidia-smi -L); --compile-only names the equivalent mutants")
         return 77
-    rows, tally = [], {}
-    for folder, m, verdict, shown, _ in mutant_runs(folders, generated, args.jobs, sweep=True):
+    rows, tally, same = [], {}, {}
+    for folder, m, verdict, shown, _ in mutant_runs(folders, generated, args.jobs, sweep=True,
+                                                    compile_only=args.compile_only):
         rows.append([folder, m["name"], m["kind"], verdict, m["before"], m["after"], shown[:400]])
-        if verdict == "no compile":
+        if verdict in ("no compile", "compiled"):
+            continue
+        if verdict == SAME_CODE:
+            same[folder] = same.get(folder, 0) + 1
+            print(f"{'same':8} {folder}/{m['name']}: {m['before']}  =>  {m['after']}  | {shown}",
+                  flush=True)
             continue
         for key in (folder, f"{folder} {m['kind']}"):
             killed, total = tally.get(key, (0, 0))
@@ -360,10 +399,18 @@ def sweep(args):
         print(f"{'killed' if verdict == 'caught' else 'SURVIVED':8} {folder}/{m['name']}: "
               f"{m['before']}  =>  {m['after']}  | {shown[:160]}", flush=True)
     write_csv(args.csv, ["lab", "mutant", "kind", "verdict", "before", "after", "message"], rows)
+    if args.compile_only:
+        compiled = sum(r[3] == "compiled" for r in rows)
+        print(f"{sum(same.values())} equivalent (the reference's own object), {compiled} to run "
+              "on a GPU")
+        return 0
     print(f"{'lab / kind':32} killed")
     for key in sorted(tally):
         killed, total = tally[key]
         print(f"{key:32} {killed:4} of {total:4}  {100.0 * killed / total:5.1f}%")
+    for folder in sorted(same):
+        print(f"{folder}: {same[folder]} more compile to the reference's own object (equivalent, "
+              "left out)")
     weakest = min((100.0 * k / t for key, (k, t) in tally.items() if " " not in key), default=100)
     return 0 if weakest >= 90 else 1
 
@@ -399,6 +446,9 @@ def main():
     w.add_argument("--kinds", help="comma-separated kinds (default: all; tests/mutation.py)")
     w.add_argument("--jobs", type=int, default=6, help="mutants run at once (default 6)")
     w.add_argument("--list", action="store_true", help="only list the mutants (no GPU needed)")
+    w.add_argument("--compile-only", action="store_true",
+                   help="compile the mutants and name those whose object is the reference's "
+                        "(equivalent), without running any (no GPU needed)")
     w.add_argument("--only", metavar="FILE",
                    help="only the mutants named in FILE, one LAB/NAME per line (the survivors of a run)")
     w.add_argument("--shard", metavar="K/N",

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """tests/mutation.py, the mutants of the sweep (tests/planted_bugs.py
 sweep), on the CPU: each kind of classic bug is made where it applies and
-nowhere else (not in comments or strings), names are unique, and an atomic
-made plain still compiles (nvcc, when present)."""
+nowhere else (not in comments or strings), names are unique, an atomic
+made plain still compiles, and a mutant the compiler throws away gives the
+reference's own object while one that counts does not (nvcc, when
+present)."""
 import os
 import shutil
 import subprocess
@@ -16,6 +18,7 @@ sys.path.insert(0, os.path.join(ROOT, "grading"))
 
 from shared import labs  # noqa: E402
 import mutation  # noqa: E402
+import planted_bugs  # noqa: E402
 
 SAMPLE = """#include <cuda_runtime.h>
 // a comment with __syncthreads(); and i < n
@@ -90,6 +93,43 @@ class Mutants(unittest.TestCase):
             proc = subprocess.run(["nvcc", "-c", "-arch=sm_90", source, "-o", source + ".o"],
                                   capture_output=True, text=True)
             self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    @unittest.skipUnless(shutil.which("nvcc"), "nvcc is not installed")
+    def test_equivalent_mutant_compiles_to_the_references_object(self):
+        reference = WARP_SCAN
+        equivalent = reference.replace("if (i < n)", "if (n > i)")   # the same test
+        different = reference.replace("if (i < n)", "if (i <= n)")   # one element too far
+        with tempfile.TemporaryDirectory() as tmp:
+            source = os.path.join(tmp, "kernels.cu")   # one path: as the grader compiles
+
+            def compiled(text):
+                with open(source, "w") as f:
+                    f.write(text)
+                proc = subprocess.run(["nvcc", "-c", "-O3", "-arch=sm_90", source, "-o",
+                                       source + ".o"], capture_output=True, text=True)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                return planted_bugs.compiled_bytes(source + ".o")
+
+            unchanged = compiled(reference)
+            self.assertEqual(compiled(reference), unchanged, "the same text twice")
+            self.assertEqual(compiled(equivalent), unchanged, "the same bound, written n > i")
+            self.assertNotEqual(compiled(different), unchanged, "a bound one too far")
+
+
+WARP_SCAN = """__global__ void warp_scan(unsigned *x, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned v = x[min(i, n - 1)], lane = threadIdx.x % 32;
+#pragma unroll
+    for (unsigned offset = 1; offset < 32; offset *= 2) {
+        unsigned left = __shfl_up_sync(0xffffffffu, v, offset);
+        if (lane >= offset)
+            v += left;
+    }
+    if (i < n)
+        x[i] = v;
+}
+"""
 
 
 if __name__ == "__main__":
