@@ -28,14 +28,21 @@
  *              atomic_ref loads, stores, exchanges and fetch_ calls, and
  *              the host compiler's __atomic_xxx and __sync_xxx builtins
  *              (whose __ATOMIC_ orders count as orderings, and __sync_
- *              ones, full barriers, twice; __sync_synchronize() a fence);
+ *              ones, full barriers, twice; __sync_synchronize() a fence),
+ *              the GPU's __nv_atomic_xxx builtins (__NV_ATOMIC_ orders
+ *              count as orderings; __nv_atomic_thread_fence is a fence
+ *              only), a plain use of a variable of an atomic type
+ *              (f = 1, while (f == 0), ++f: seq_cst), and inline PTX
+ *              (asm strings: ld/st .acquire/.release/.relaxed/.volatile,
+ *              atom, red; fence.sc, fence.acq_rel and membar as fences);
  *   barriers   __syncthreads*(), __syncwarp(), and cooperative groups' sync();
  *   uses       calls of the rule's `uses` words.
  * A scope narrower than the rule's is a problem of its own (a rule that
  * counts only barriers or calls does not judge scopes): in a rule of
- * device scope cuda::thread_scope_block (or _thread), which orders nothing
- * for other SMs; in one of system scope (a hand-off with the host)
- * cuda::thread_scope_device too. A type alias of a scoped atomic_ref
+ * device scope cuda::thread_scope_block (or _cluster, _thread), the
+ * __NV_THREAD_SCOPE_ equivalents, atomicXxx_block() and PTX's .cta, which
+ * order nothing for other SMs; in one of system scope (a hand-off with the
+ * host) device scope too. A type alias of a scoped atomic_ref
  * (`using device_int = cuda::atomic_ref<int, cuda::thread_scope_device>`,
  * in the given header or the file) has its scope.
  *
@@ -278,8 +285,9 @@ int wb_line_of(const char *text, const char *p)
 
 /* ------------------------------------------------------------ scopes */
 
-/* How far an atomic or a fence reaches: thread < block < device < system. */
-enum { SCOPE_THREAD, SCOPE_BLOCK, SCOPE_DEVICE, SCOPE_SYSTEM, SCOPE_NONE };
+/* How far an atomic or a fence reaches: thread < block < cluster < device <
+ * system. */
+enum { SCOPE_THREAD, SCOPE_BLOCK, SCOPE_CLUSTER, SCOPE_DEVICE, SCOPE_SYSTEM, SCOPE_NONE };
 
 static int required_scope(wb_scope s)
 {
@@ -297,14 +305,26 @@ typedef struct {
 static scope_alias aliases[32];
 static int alias_count;
 
-static const char *const scope_words[] = {"thread_scope_thread", "thread_scope_block",
-                                          "thread_scope_device", "thread_scope_system"};
+/* libcu++'s scopes (cuda::thread_scope_xxx) and those of the compiler's
+ * __nv_atomic_xxx builtins (an enum of device_functions.h, whose names stay
+ * in nvcc -E's output). */
+static const struct {
+    const char *word;
+    int scope;
+} scope_words[] = {
+    {"thread_scope_thread", SCOPE_THREAD},        {"__NV_THREAD_SCOPE_THREAD", SCOPE_THREAD},
+    {"thread_scope_block", SCOPE_BLOCK},          {"__NV_THREAD_SCOPE_BLOCK", SCOPE_BLOCK},
+    {"thread_scope_cluster", SCOPE_CLUSTER},      {"__NV_THREAD_SCOPE_CLUSTER", SCOPE_CLUSTER},
+    {"thread_scope_device", SCOPE_DEVICE},        {"__NV_THREAD_SCOPE_DEVICE", SCOPE_DEVICE},
+    {"thread_scope_system", SCOPE_SYSTEM},        {"__NV_THREAD_SCOPE_SYSTEM", SCOPE_SYSTEM},
+};
+#define SCOPE_WORDS (sizeof scope_words / sizeof scope_words[0])
 
 static int scope_named(const char *w, size_t n)
 {
-    for (int s = SCOPE_THREAD; s <= SCOPE_SYSTEM; s++)
-        if (wb_word_is(w, n, scope_words[s]))
-            return s;
+    for (size_t i = 0; i < SCOPE_WORDS; i++)
+        if (wb_word_is(w, n, scope_words[i].word))
+            return scope_words[i].scope;
     for (int i = 0; i < alias_count; i++)
         if (wb_word_is(w, n, aliases[i].name))
             return aliases[i].scope;
@@ -315,10 +335,10 @@ static int scope_named(const char *w, size_t n)
 static int scope_in(const char *from, const char *to)
 {
     int scope = SCOPE_NONE;
-    for (int s = SCOPE_THREAD; s <= SCOPE_SYSTEM; s++) {
-        const char *at = wb_find_word(from, to, scope_words[s]);
+    for (size_t i = 0; i < SCOPE_WORDS; i++) {
+        const char *at = wb_find_word(from, to, scope_words[i].word);
         if (at) {
-            scope = s;
+            scope = scope_words[i].scope;
             to = at;   // a later word cannot come first
         }
     }
@@ -401,7 +421,7 @@ static bool enter(visited *v, const char *body)
     return true;
 }
 
-static void count_body(const char *text, const char *body, const char *end,
+static void count_body(const char *text, const char *body, const char *from, const char *end,
                        const wb_source_rule *r, visited *v, counts *c);
 
 static counts least_of(counts a, counts b)
@@ -429,7 +449,7 @@ static bool count_callee(const char *text, const char *w, size_t n, const wb_sou
         if (!enter(v, body))
             continue;
         counts one = {0, 0, 0, 0, 0};
-        count_body(text, body, end, r, v, &one);
+        count_body(text, body, body, end, r, v, &one);
         v->depth--;
         least = counted ? least_of(least, one) : one;
         counted = true;
@@ -457,12 +477,214 @@ static bool one_of(const char *words, const char *w, size_t n)
     return false;
 }
 
-static void count_body(const char *text, const char *body, const char *end,
+/* The variables of an atomic type that a function declares
+ * ("cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);",
+ * "device_int f(*flag);", "cuda::atomic<int> a;"): a plain use of one
+ * (f = 1, while (f == 0), ++f) is a seq_cst operation. */
+#define MAX_ATOMIC_VARIABLES 16
+typedef struct {
+    const char *name[MAX_ATOMIC_VARIABLES];
+    size_t n[MAX_ATOMIC_VARIABLES];
+    int count;
+} atomic_variables;
+
+static bool atomic_type(const char *w, size_t n)
+{
+    if (wb_word_is(w, n, "atomic_ref") || wb_word_is(w, n, "atomic"))
+        return true;
+    for (int i = 0; i < alias_count; i++)
+        if (wb_word_is(w, n, aliases[i].name))
+            return true;
+    return false;
+}
+
+/* Every variable that [body, end) declares of an atomic type. */
+static atomic_variables atomic_variables_of(const char *body, const char *end)
+{
+    atomic_variables vars = {.count = 0};
+    for (const char *p = body; p < end && vars.count < MAX_ATOMIC_VARIABLES; p++) {
+        if (!wb_is_word_char(*p) || (p > body && wb_is_word_char(p[-1])))
+            continue;
+        const char *e = p;
+        while (e < end && wb_is_word_char(*e))
+            e++;
+        bool type = atomic_type(p, (size_t)(e - p));
+        p = e - 1;
+        if (!type)
+            continue;
+        const char *name = wb_skip_space(e);
+        if (*name == '<') {   // its template arguments
+            const char *closing = wb_after_closing(name);
+            if (!closing || closing >= end)
+                continue;
+            name = wb_skip_space(closing);
+        }
+        for (e = name; e < end && wb_is_word_char(*e); e++)
+            ;
+        const char *follow = wb_skip_space(e);
+        if (e > name && *follow && strchr("({=;", *follow) && follow[1] != '=') {
+            vars.name[vars.count] = name;
+            vars.n[vars.count++] = (size_t)(e - name);
+        }
+    }
+    return vars;
+}
+
+/* What the word w (n characters, next: the first character after it) is
+ * worth as a plain use of an atomic variable: 2 orderings for a
+ * read-modify-write (++f, f += 2), 1 for a load or a store, 0 when w is no
+ * such variable, comes before or at its declaration, is the object of a member call
+ * (f.store(): counted as a member) or of &, or is a member of something
+ * else (ring->f, s.f, ns::f). */
+static int atomic_use(const atomic_variables *vars, const char *body, const char *w, size_t n,
+                      const char *next)
+{
+    for (int i = 0; i < vars->count; i++) {
+        if (vars->n[i] != n || strncmp(vars->name[i], w, n) || w <= vars->name[i])
+            continue;   // another word, or the name before or at its declaration
+        const char *before = w;
+        while (before > body && isspace((unsigned char)before[-1]))
+            before--;
+        char b1 = before > body ? before[-1] : ' ', b2 = before - 1 > body ? before[-2] : ' ';
+        if (*next == '.' || *next == '(' || (next[0] == '-' && next[1] == '>') ||
+            (b1 == '&' && b2 != '&') || b1 == '.' || (b1 == '>' && b2 == '-') ||
+            (b1 == ':' && b2 == ':'))
+            return 0;   // f.store(), &f, or another's member of the same name (ring->f)
+        bool rmw = (next[0] == '+' && next[1] == '+') || (next[0] == '-' && next[1] == '-') ||
+                   (next[0] && strchr("+-*/&|^", next[0]) && next[1] == '=') ||
+                   (b1 == '+' && b2 == '+') || (b1 == '-' && b2 == '-');
+        return rmw ? 2 : 1;
+    }
+    return 0;
+}
+
+/* The text as it was before blank_literals, at the same offsets: inline
+ * PTX is read from the strings of an asm statement. */
+static struct {
+    const char *blanked, *original;
+} literals;
+
+/* A PTX qualifier's scope (.cta .cluster .gpu .sys, membar's .gl), or
+ * SCOPE_NONE. */
+static int ptx_scope(const char *q, size_t n)
+{
+    return wb_word_is(q, n, "cta")                               ? SCOPE_BLOCK
+           : wb_word_is(q, n, "cluster")                         ? SCOPE_CLUSTER
+           : wb_word_is(q, n, "gpu") || wb_word_is(q, n, "gl")   ? SCOPE_DEVICE
+           : wb_word_is(q, n, "sys")                             ? SCOPE_SYSTEM
+                                                                 : SCOPE_NONE;
+}
+
+/* One PTX instruction (its opcode and dotted qualifiers, [ins, end)) of an
+ * asm statement, counted like the C++ it stands for: ld/st with .acquire or
+ * .release (or .relaxed, .volatile), atom and red (an access; .acq_rel
+ * orders both ways), fence.sc or fence.acq_rel and membar (an ordering,
+ * when it reaches the rule's scope). */
+static void count_ptx_instruction(const char *ins, const char *end, wb_scope rule_scope,
+                                  counts *c)
+{
+    const char *dot = ins;
+    while (dot < end && *dot != '.' && !isspace((unsigned char)*dot))
+        dot++;
+    size_t op = (size_t)(dot - ins);
+    bool access = wb_word_is(ins, op, "ld") || wb_word_is(ins, op, "st"),
+         rmw = wb_word_is(ins, op, "atom") || wb_word_is(ins, op, "red"),
+         fence = wb_word_is(ins, op, "fence") || wb_word_is(ins, op, "membar");
+    if (!access && !rmw && !fence)
+        return;
+    int orders = 0, scope = SCOPE_NONE;
+    bool fresh = rmw, proxy = false;
+    for (const char *q = dot; q < end && *q == '.';) {
+        const char *e = ++q;
+        while (e < end && wb_is_word_char(*e))
+            e++;
+        size_t n = (size_t)(e - q);
+        if (wb_word_is(q, n, "acquire") || wb_word_is(q, n, "release"))
+            orders = 1;
+        else if (wb_word_is(q, n, "acq_rel") || wb_word_is(q, n, "sc"))
+            orders = rmw || fence ? 2 : 1;
+        else if (wb_word_is(q, n, "relaxed") || wb_word_is(q, n, "volatile"))
+            fresh = true;
+        else if (wb_word_is(q, n, "proxy"))
+            proxy = true;
+        if (ptx_scope(q, n) != SCOPE_NONE)
+            scope = ptx_scope(q, n);
+        q = e;
+    }
+    if (wb_word_is(ins, op, "membar"))
+        orders = 2;
+    if (fence) {
+        if (!proxy && orders && scope >= required_scope(rule_scope))
+            c->orderings++;
+        return;
+    }
+    if (orders || fresh) {
+        c->fresh++;
+        c->orderings += orders;
+        if (scope != SCOPE_NONE && scope < required_scope(rule_scope))
+            c->narrow++;
+    }
+}
+
+/* asm [volatile] ("...": ...) at the word w (n characters): the
+ * instructions of its strings counted; returns the end of its parentheses,
+ * or NULL when w starts no asm statement. */
+static const char *count_inline_ptx(const char *text, const char *w, size_t n, const char *end,
+                                    wb_scope rule_scope, counts *c)
+{
+    if (!literals.original || text != literals.blanked ||
+        !(wb_word_is(w, n, "asm") || wb_word_is(w, n, "__asm__") || wb_word_is(w, n, "__asm")))
+        return NULL;
+    const char *open = wb_skip_space(w + n), *q = open;
+    while (wb_is_word_char(*q))
+        q++;
+    if (q > open)   // volatile, __volatile__, goto
+        open = wb_skip_space(q);
+    const char *close = *open == '(' ? wb_after_closing(open) : NULL;
+    if (!close || close > end)
+        return NULL;
+    /* The strings' contents, one instruction per line: escapes (\n, \t)
+     * and ';' end one, as do the operand lists' parts ([%0], %1) after
+     * its first word. */
+    const char *from = literals.original + (open - text), *to = literals.original + (close - text);
+    char *code = malloc((size_t)(to - from) + 2), *out = code;
+    cr_assert(code, "out of host memory");
+    bool in_string = false;
+    for (const char *p = from; p < to; p++) {
+        if (*p == '"')
+            in_string = !in_string;
+        else if (in_string && *p == '\\' && p + 1 < to)
+            *out++ = '\n', p++;
+        else if (in_string)
+            *out++ = *p == ';' || *p == '{' || *p == '}' ? '\n' : *p;
+        else if (*p == ':')
+            break;   // the operands: no more code
+    }
+    *out = '\0';
+    char *save;
+    for (char *line = strtok_r(code, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        const char *ins = wb_skip_space(line);
+        if (*ins == '@')   // a predicate: @p, @!p
+            while (*ins && !isspace((unsigned char)*ins))
+                ins++;
+        ins = wb_skip_space(ins);
+        const char *e = ins;
+        while (*e && !isspace((unsigned char)*e))
+            e++;
+        count_ptx_instruction(ins, e, rule_scope, c);
+    }
+    free(code);
+    return close;
+}
+
+/* Counts in [from, end) of the function whose body starts at body. */
+static void count_body(const char *text, const char *body, const char *from, const char *end,
                        const wb_source_rule *r, visited *v, counts *c)
 {
     wb_scope scope = r->scope;
-    for (const char *p = body; p < end;) {
-        if (!wb_is_word_char(*p) || (p > body && wb_is_word_char(p[-1]))) {
+    atomic_variables vars = atomic_variables_of(body, end);
+    for (const char *p = from; p < end;) {
+        if (!wb_is_word_char(*p) || (p > from && wb_is_word_char(p[-1]))) {
             p++;
             continue;
         }
@@ -470,6 +692,11 @@ static void count_body(const char *text, const char *body, const char *end,
         while (p < end && wb_is_word_char(*p))
             p++;
         size_t n = (size_t)(p - w);
+        const char *asm_end = count_inline_ptx(text, w, n, end, scope, c);
+        if (asm_end) {
+            p = asm_end;
+            continue;
+        }
         const char *next = wb_skip_space(p);
         if (*next == '<') {   // a template's arguments: helper<T>(...)
             const char *closing = wb_after_closing(next);
@@ -486,14 +713,25 @@ static void count_body(const char *text, const char *body, const char *end,
         /* The host's side of a hand-off may use the compiler's builtins:
          * __sync_synchronize() is a full fence, __atomic_xxx(..., order) an
          * atomic whose order counts as its word, __sync_xxx an atomic that is
-         * a full barrier. */
+         * a full barrier. The GPU's own builtins, __nv_atomic_xxx(...,
+         * order, scope), count the same way, their scope as its word; their
+         * fences are no access. */
         int fence = wb_word_is(w, n, "__threadfence_block")    ? SCOPE_BLOCK
                     : wb_word_is(w, n, "__threadfence")        ? SCOPE_DEVICE
                     : wb_word_is(w, n, "__threadfence_system") ? SCOPE_SYSTEM
                     : wb_word_is(w, n, "__sync_synchronize")   ? SCOPE_SYSTEM
                                                                : SCOPE_NONE;
-        bool builtin_atomic = call && (starts_with(w, n, "__atomic_") || starts_with(w, n, "__sync_"));
-        int named = scope_named(w, n);
+        bool builtin_atomic =
+            call && (starts_with(w, n, "__atomic_") || starts_with(w, n, "__sync_") ||
+                     (starts_with(w, n, "__nv_atomic_") &&
+                      !wb_word_is(w, n, "__nv_atomic_thread_fence") &&
+                      !wb_word_is(w, n, "__nv_atomic_signal_fence")));
+        /* atomicAdd_block() and its kin are atomics of block scope (plain
+         * atomicAdd() is of device scope, atomicAdd_system() of system). */
+        bool atomic_call =
+            call && n > 6 && !strncmp(w, "atomic", 6) && isupper((unsigned char)w[6]);
+        bool block_atomic = atomic_call && n > 12 && !strncmp(w + n - 6, "_block", 6);
+        int named = scope_named(w, n), use;
         if (fence != SCOPE_NONE) {
             if (fence >= required_scope(scope))   // a narrower fence orders too little
                 c->orderings++;
@@ -502,7 +740,11 @@ static void count_body(const char *text, const char *body, const char *end,
                    wb_word_is(w, n, "memory_order_acq_rel") ||
                    wb_word_is(w, n, "memory_order_seq_cst") ||
                    wb_word_is(w, n, "__ATOMIC_ACQUIRE") || wb_word_is(w, n, "__ATOMIC_RELEASE") ||
-                   wb_word_is(w, n, "__ATOMIC_ACQ_REL") || wb_word_is(w, n, "__ATOMIC_SEQ_CST"))
+                   wb_word_is(w, n, "__ATOMIC_ACQ_REL") || wb_word_is(w, n, "__ATOMIC_SEQ_CST") ||
+                   wb_word_is(w, n, "__NV_ATOMIC_ACQUIRE") ||
+                   wb_word_is(w, n, "__NV_ATOMIC_RELEASE") ||
+                   wb_word_is(w, n, "__NV_ATOMIC_ACQ_REL") ||
+                   wb_word_is(w, n, "__NV_ATOMIC_SEQ_CST"))
             c->orderings++;
         else if (builtin_atomic) {
             c->fresh++;
@@ -510,13 +752,17 @@ static void count_body(const char *text, const char *body, const char *end,
                 c->orderings += 2;
         } else if (wb_word_is(w, n, "volatile") || wb_word_is(w, n, "__ldcv") ||
                  wb_word_is(w, n, "__ldcg") || wb_word_is(w, n, "__stcg") ||
-                 wb_word_is(w, n, "__stwt") ||
-                 (call && n > 6 && !strncmp(w, "atomic", 6) && isupper((unsigned char)w[6])))
+                 wb_word_is(w, n, "__stwt") || atomic_call) {
             c->fresh++;
-        else if (call && (starts_with(w, n, "__syncthreads") || wb_word_is(w, n, "__syncwarp") ||
+            if (block_atomic && SCOPE_BLOCK < required_scope(scope))
+                c->narrow++;
+        } else if (call && (starts_with(w, n, "__syncthreads") || wb_word_is(w, n, "__syncwarp") ||
                           wb_word_is(w, n, "sync")))
             c->barriers++;
-        else if (named != SCOPE_NONE) {
+        else if ((use = atomic_use(&vars, body, w, n, next))) {
+            c->fresh++;
+            c->orderings += use;
+        } else if (named != SCOPE_NONE) {
             if (named < required_scope(scope))
                 c->narrow++;
         } else if (call && !wb_declared_here(w, body) && count_callee(text, w, n, r, v, c))
@@ -582,7 +828,7 @@ static void count_definition(const char *text, const char *params, const char *b
     counting *k = arg;
     counts c = {0, 0, 0, 0, 0};
     visited v = {{body}, 1, 4096};
-    count_body(text, body, end, k->rule, &v, &c);
+    count_body(text, body, body, end, k->rule, &v, &c);
     k->least = k->definitions++ ? least_of(k->least, c) : c;
 }
 
@@ -646,15 +892,15 @@ static void place_definition(const char *text, const char *params, const char *b
             return;
         counts past = {0, 0, 0, 0, 0};
         visited w = {{body}, 1, 4096};
-        count_body(text, from, barrier, r, &v, &c);
-        count_body(text, barrier, to, r, &w, &past);
+        count_body(text, body, from, barrier, r, &v, &c);
+        count_body(text, body, barrier, to, r, &w, &past);
         if ((c.orderings || c.fresh) && !past.orderings && !past.fresh)
             k->misplaced = true;
         if (c.narrow || past.narrow)
             k->narrow = true;
         return;
     }
-    count_body(text, from, to, r, &v, &c);
+    count_body(text, body, from, to, r, &v, &c);
     if (c.orderings == 0)
         k->misplaced = true;
     if (c.narrow)
@@ -704,16 +950,18 @@ static bool rule_problem(const char *text, const wb_source_rule *r, char *proble
         snprintf(problem, size, "is not in the file (keep the skeleton's function names)");
     else if (narrow && r->scope == WB_SYSTEM_SCOPE)
         snprintf(problem, size, "uses a scope narrower than the system%s%s (cuda::thread_scope_device "
-                 "or narrower, a __threadfence() that is not __threadfence_system(), or a type "
-                 "alias of such an atomic_ref), which orders nothing for the host: use "
+                 "or narrower, __NV_THREAD_SCOPE_DEVICE or narrower, an atomicXxx_block() call, "
+                 "PTX's .gpu or narrower, a __threadfence() that is not __threadfence_system(), "
+                 "or a type alias of such an atomic_ref), which orders nothing for the host: use "
                  "cuda::thread_scope_system", placed ? " " : "", placed ? where : "");
     else if (narrow && r->scope == WB_BLOCK_SCOPE)
         snprintf(problem, size, "uses cuda::thread_scope_thread, whose atomics order nothing for "
                  "the other threads: use cuda::thread_scope_block");
     else if (narrow)
-        snprintf(problem, size, "uses cuda::thread_scope_block (or _thread, or a type alias of "
-                 "one), whose atomics order nothing for the threads of other blocks: use "
-                 "cuda::thread_scope_device");
+        snprintf(problem, size, "uses cuda::thread_scope_block (or _cluster or _thread, "
+                 "__NV_THREAD_SCOPE_BLOCK, an atomicXxx_block() call, PTX's .cta, or a type alias "
+                 "of such an atomic_ref), whose atomics order nothing for the threads of other blocks: use "
+                 "cuda::thread_scope_device (a plain atomicXxx() call is of device scope)");
     else if (c.orderings < r->orderings)
         snprintf(problem, size, "has %d fence(s) or acquire/release operation(s)%s, it needs %d",
                  c.orderings, of_scope, r->orderings);
@@ -756,7 +1004,11 @@ size_t wb_source_rule_problems(const char *preprocessed, const wb_source_rule *r
         cr_assert(text[strspn(text, " \t\n")], "source rules: %s holds no line of kernels.cu "
                   "(is it nvcc -E output?)", path);
         snprintf(name, name_size, "%s", main_name);
+        char *original = strdup(text);
+        cr_assert(original, "out of host memory");
         blank_literals(text);
+        literals.blanked = text;
+        literals.original = original;
         for (size_t i = 0; i < n; i++) {
             char problem[600];
             if (i < 64 && reported[i])
@@ -769,6 +1021,8 @@ size_t wb_source_rule_problems(const char *preprocessed, const wb_source_rule *r
                 used += (size_t)snprintf(problems + used, size - used, "\n  %s %s: %s",
                                          rules[i].function, problem, rules[i].why);
         }
+        literals.blanked = literals.original = NULL;
+        free(original);
         free(text);
     }
     free(list);

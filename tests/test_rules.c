@@ -365,6 +365,113 @@ Test(source_rules, the_host_compilers_atomic_builtins_count)
                    "has 0 fence(s)");
 }
 
+/* The GPU's own builtins (__nv_atomic_xxx, CUDA 12.8 on) count like
+ * atomic_ref: their order and their scope are words of an enum, which nvcc -E
+ * keeps. atomicXxx_block() is an atomic of block scope, and
+ * thread_scope_cluster reaches the blocks of one cluster only. */
+Test(source_rules, the_gpus_atomic_builtins_and_scoped_atomics_count)
+{
+    const wb_source_rule rule = {"turn", .orderings = 1, .fresh_accesses = 1, .why = "device"};
+    assert_accepted(PROBLEMS(turn("    __nv_atomic_store_n(counter, 1, __NV_ATOMIC_RELEASE,\n"
+                                  "                        __NV_THREAD_SCOPE_DEVICE);\n"),
+                             rule));
+    assert_accepted(PROBLEMS(turn("    __nv_atomic_thread_fence(__NV_ATOMIC_SEQ_CST, __NV_THREAD_SCOPE_DEVICE);\n"
+                                  "    atomicExch(counter, 1);\n"),
+                             rule));
+    assert_refused(PROBLEMS(turn("    __nv_atomic_store_n(counter, 1, __NV_ATOMIC_RELAXED,\n"
+                                 "                        __NV_THREAD_SCOPE_DEVICE);\n"),
+                            rule),
+                   "has 0 fence(s)");
+    assert_refused(PROBLEMS(turn("    __nv_atomic_store_n(counter, 1, __NV_ATOMIC_RELEASE,\n"
+                                 "                        __NV_THREAD_SCOPE_BLOCK);\n"),
+                            rule),
+                   "uses cuda::thread_scope_block");
+    /* A fence is no access. */
+    assert_refused(PROBLEMS(turn("    __nv_atomic_thread_fence(__NV_ATOMIC_RELEASE, __NV_THREAD_SCOPE_DEVICE);\n"
+                                 "    *counter = 1;\n"),
+                            rule),
+                   "has 0 atomic or volatile access(es)");
+    assert_refused(PROBLEMS(turn("    __threadfence();\n    atomicExch_block(counter, 1);\n"), rule),
+                   "atomicXxx_block()");
+    assert_refused(PROBLEMS(turn("    cuda::atomic_ref<int, cuda::thread_scope_cluster>(*counter)\n"
+                                 "        .store(1, cuda::memory_order_release);\n"),
+                            rule),
+                   "_cluster");
+    assert_accepted(PROBLEMS(turn("    __threadfence();\n    atomicExch_system(counter, 1);\n"), rule));
+    /* Block scope is right for the block's own counter. */
+    assert_accepted(PROBLEMS(turn("    atomicAdd_block(counter, 1);\n"),
+                             {"turn", .fresh_accesses = 1, .scope = WB_BLOCK_SCOPE, .why = "block"}));
+    assert_refused(PROBLEMS(turn("    __nv_atomic_store_n(counter, 1, __NV_ATOMIC_RELEASE,\n"
+                                 "                        __NV_THREAD_SCOPE_DEVICE);\n"),
+                            HOST_RULE),
+                   "narrower than the system");
+}
+
+/* Inline PTX: the instructions of an asm statement's strings count like the
+ * C++ they stand for, scope included; a string elsewhere counts nothing. */
+Test(source_rules, inline_ptx_counts)
+{
+    const wb_source_rule rule = {"turn", .orderings = 1, .fresh_accesses = 1, .why = "device"};
+#define PTX_STORE(ins) "    asm volatile(\"" ins " [%0], %1;\" :: \"l\"(counter), \"r\"(1) : \"memory\");\n"
+    assert_accepted(PROBLEMS(turn(PTX_STORE("st.release.gpu.global.u32")), rule));
+    assert_accepted(PROBLEMS(turn("    asm volatile(\"fence.acq_rel.gpu;\\n\\t\"\n"
+                                  "                 \"st.relaxed.gpu.global.u32 [%0], %1;\"\n"
+                                  "                 :: \"l\"(counter), \"r\"(1) : \"memory\");\n"),
+                             rule));
+    assert_accepted(PROBLEMS(turn("    asm volatile(\"membar.gl;\" ::: \"memory\");\n"
+                                  PTX_STORE("st.volatile.global.u32")),
+                             rule));
+    assert_refused(PROBLEMS(turn(PTX_STORE("st.relaxed.gpu.global.u32")), rule), "has 0 fence(s)");
+    assert_refused(PROBLEMS(turn(PTX_STORE("st.global.u32")), rule), "has 0 fence(s)");
+    assert_refused(PROBLEMS(turn("    asm volatile(\"membar.cta;\" ::: \"memory\");\n"
+                                 PTX_STORE("st.volatile.global.u32")),
+                            rule),
+                   "has 0 fence(s)");
+    assert_refused(PROBLEMS(turn(PTX_STORE("st.release.cta.global.u32")), rule), "PTX's .cta");
+    assert_accepted(PROBLEMS(turn(PTX_STORE("st.release.sys.global.u32")), HOST_RULE));
+    assert_refused(PROBLEMS(turn(PTX_STORE("st.release.gpu.global.u32")), HOST_RULE),
+                   "narrower than the system");
+    assert_refused(PROBLEMS(turn("    const char *s = \"st.release.gpu\";\n    *counter = 1;\n"),
+                            rule),
+                   "has 0 fence(s)");
+#undef PTX_STORE
+}
+
+/* An atomic_ref variable used as a plain int: its assignment is a seq_cst
+ * store, its reading a seq_cst load, ++ a seq_cst read-modify-write. */
+Test(source_rules, a_plain_use_of_an_atomic_variable_is_seq_cst)
+{
+    const wb_source_rule rule = {"turn", .orderings = 1, .fresh_accesses = 1, .why = "device"};
+    assert_accepted(PROBLEMS(turn("    device_int f(*counter);\n    f = 1;\n"), rule));
+    assert_accepted(PROBLEMS(turn("    cuda::atomic_ref<int, cuda::thread_scope_device> f(*counter);\n"
+                                  "    while (f == 0)\n        ;\n"),
+                             rule));
+    assert_accepted(PROBLEMS(turn("    device_int f{*counter};\n    ++f;\n"),
+                             {"turn", .orderings = 2, .fresh_accesses = 1, .why = "rmw"}));
+    /* Its declaration, its address and its relaxed members count nothing. */
+    assert_refused(PROBLEMS(turn("    device_int f(*counter);\n"
+                                 "    f.store(1, cuda::memory_order_relaxed);\n"
+                                 "    device_int *g = &f;\n"),
+                            rule),
+                   "has 0 fence(s)");
+    /* A member of the same name is another thing (lab 07: head(ring->head)). */
+    assert_refused(PROBLEMS(turn("    struct { int f; } *ring = 0;\n"
+                                 "    device_int f(ring->f);\n"
+                                 "    f.store(ring->f, cuda::memory_order_relaxed);\n"),
+                            rule),
+                   "has 0 fence(s)");
+    /* In its place: the declaration may come before. */
+    const wb_source_rule placed = {"turn", .fence_after = "work", .why = "after work"};
+    assert_accepted(problems_of(turn("    device_int f(*counter);\n    work();\n    f = 1;\n"),
+                                &placed, 1));
+    assert_refused(problems_of(turn("    device_int f(*counter);\n    f = 1;\n    work();\n"),
+                               &placed, 1),
+                   "wrong place");
+    /* A block-scope variable is still too narrow. */
+    assert_refused(PROBLEMS(turn("    block_int f(*counter);\n    f = 1;\n"), rule),
+                   "thread_scope_block");
+}
+
 /* A system rule with a place checks the scope there only: the GPU's own
  * hand-offs before it may be of device scope. */
 Test(source_rules, a_system_place_checks_the_scope_there)
