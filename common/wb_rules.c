@@ -136,8 +136,12 @@ static char *main_file_lines(const char *pre, char *main_name, size_t name_size)
         while (q < end && (*q == ' ' || *q == '\t'))
             q++;
         int number;
-        char name[512];
-        if (*q == '#' && sscanf(q, "# %d \"%511[^\"]\"", &number, name) == 2) {
+        char name[512], marker[600];
+        /* sscanf on the file itself would measure the rest of it at every
+         * line marker: the marker alone, copied. */
+        if (*q == '#')
+            snprintf(marker, sizeof marker, "%.*s", (int)(end - q < 599 ? end - q : 599), q);
+        if (*q == '#' && sscanf(marker, "# %d \"%511[^\"]\"", &number, name) == 2) {
             if (!main_name[0])
                 snprintf(main_name, name_size, "%s", name);
             in_main = !strcmp(name, main_name);
@@ -182,10 +186,16 @@ const char *wb_after_closing(const char *open)
 
 const char *wb_find_word(const char *from, const char *to, const char *word)
 {
+    /* Bounded by to: a strstr would read on to the end of the file at every
+     * miss (the headers' thousands of aliases are read this way). */
     size_t n = strlen(word);
-    for (const char *p = from; p + n <= to && (p = strstr(p, word)) && p + n <= to; p += n)
-        if ((p == from || !wb_is_word_char(p[-1])) && !wb_is_word_char(p[n]))
+    for (const char *p = from; n && p + n <= to; p++) {
+        if (!(p = memchr(p, word[0], (size_t)(to - p) - n + 1)))
+            return NULL;
+        if (!memcmp(p, word, n) && (p == from || !wb_is_word_char(p[-1])) &&
+            !wb_is_word_char(p[n]))
             return p;
+    }
     return NULL;
 }
 
