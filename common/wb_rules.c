@@ -543,9 +543,9 @@ static atomic_variables atomic_variables_of(const char *body, const char *end)
 /* What the word w (n characters, next: the first character after it) is
  * worth as a plain use of an atomic variable: 2 orderings for a
  * read-modify-write (++f, f += 2), 1 for a load or a store, 0 when w is no
- * such variable, comes before or at its declaration, is the object of a member call
- * (f.store(): counted as a member) or of &, or is a member of something
- * else (ring->f, s.f, ns::f). */
+ * such variable, comes before or at its declaration, is the object of a
+ * member call (f.store(): counted as a member) or of &, or is a member of
+ * something else (ring->f, s.f, ns::f). */
 static int atomic_use(const atomic_variables *vars, const char *body, const char *w, size_t n,
                       const char *next)
 {
@@ -653,9 +653,9 @@ static const char *count_inline_ptx(const char *text, const char *w, size_t n, c
     const char *close = *open == '(' ? wb_after_closing(open) : NULL;
     if (!close || close > end)
         return NULL;
-    /* The strings' contents, one instruction per line: escapes (\n, \t)
-     * and ';' end one, as do the operand lists' parts ([%0], %1) after
-     * its first word. */
+    /* The strings' contents, one instruction per line (an escape such as
+     * \n or \t, a ';' or a brace ends one); of each, its first word is
+     * read (the opcode and its qualifiers; the operands follow). */
     const char *from = literals.original + (open - text), *to = literals.original + (close - text);
     char *code = malloc((size_t)(to - from) + 2), *out = code;
     cr_assert(code, "out of host memory");
