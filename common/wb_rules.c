@@ -540,25 +540,22 @@ static atomic_variables atomic_variables_of(const char *body, const char *end)
     return vars;
 }
 
-/* What the word w (n characters, next: the first character after it) is
- * worth as a plain use of an atomic variable: 2 orderings for a
+/* What the word w (n characters; before: the end of what precedes it,
+ * spaces skipped; member: w follows a . or ->; next: the first character
+ * after it) is worth as a plain use of an atomic variable: 2 orderings for a
  * read-modify-write (++f, f += 2), 1 for a load or a store, 0 when w is no
  * such variable, comes before or at its declaration, is the object of a
  * member call (f.store(): counted as a member) or of &, or is a member of
  * something else (ring->f, s.f, ns::f). */
 static int atomic_use(const atomic_variables *vars, const char *body, const char *w, size_t n,
-                      const char *next)
+                      const char *before, bool member, const char *next)
 {
     for (int i = 0; i < vars->count; i++) {
         if (vars->n[i] != n || strncmp(vars->name[i], w, n) || w <= vars->name[i])
             continue;   // another word, or the name before or at its declaration
-        const char *before = w;
-        while (before > body && isspace((unsigned char)before[-1]))
-            before--;
         char b1 = before > body ? before[-1] : ' ', b2 = before - 1 > body ? before[-2] : ' ';
-        if (*next == '.' || *next == '(' || (next[0] == '-' && next[1] == '>') ||
-            (b1 == '&' && b2 != '&') || b1 == '.' || (b1 == '>' && b2 == '-') ||
-            (b1 == ':' && b2 == ':'))
+        if (member || *next == '.' || *next == '(' || (next[0] == '-' && next[1] == '>') ||
+            (b1 == '&' && b2 != '&') || (b1 == ':' && b2 == ':'))
             return 0;   // f.store(), &f, or another's member of the same name (ring->f)
         bool rmw = (next[0] == '+' && next[1] == '+') || (next[0] == '-' && next[1] == '-') ||
                    (next[0] && strchr("+-*/&|^", next[0]) && next[1] == '=') ||
@@ -769,7 +766,7 @@ static void count_body(const char *text, const char *body, const char *from, con
         } else if (call && (starts_with(w, n, "__syncthreads") || wb_word_is(w, n, "__syncwarp") ||
                           wb_word_is(w, n, "sync")))
             c->barriers++;
-        else if ((use = atomic_use(&vars, body, w, n, next))) {
+        else if ((use = atomic_use(&vars, body, w, n, before, member, next))) {
             c->fresh++;
             c->orderings += use;
         } else if (named != SCOPE_NONE) {
