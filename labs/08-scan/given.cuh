@@ -338,6 +338,26 @@ __global__ void __launch_bounds__(SCAN_MAX_BLOCK)
     store_tile(out, n, tile, x);
 }
 
+/* For scan_sweeps_probe: stage 1's load and store around the sweeps asked
+ * for, with a barrier before the store (the last level's writes are other
+ * threads'). */
+__global__ void sweeps_probe(const unsigned *in, unsigned *out, unsigned tile, int sweeps)
+{
+    extern __shared__ unsigned s[];   // padded_words(tile) words
+    unsigned a = threadIdx.x, b = threadIdx.x + blockDim.x;
+    s[padded(a)] = in[a];
+    s[padded(b)] = in[b];
+    if (sweeps & SCAN_UP_SWEEP)
+        up_sweep(s, tile);
+    else
+        __syncthreads();   // down_sweep's first level reads other threads' loads
+    if (sweeps & SCAN_DOWN_SWEEP)
+        down_sweep(s, tile);
+    __syncthreads();
+    out[a] = s[padded(a)];
+    out[b] = s[padded(b)];
+}
+
 /* For scan_look_back_probe: the warp of block 2 looks back from tile 2 at
  * once, while block 1 publishes v1 with tile1_flag after `delay` clock
  * cycles and block 0 tile 0's prefix after twice as many. */
@@ -664,6 +684,18 @@ void scan_publish_order_probe(unsigned v0, unsigned v1, int delay_us,
     CUDA_CHECK(cudaMemcpy(&d_result->final_prefix, status.prefix + 1, sizeof(unsigned),
                           cudaMemcpyDeviceToDevice));
     CUDA_CHECK(cudaFree(words));
+}
+
+void scan_sweeps_probe(const unsigned *d_in, unsigned *d_out, unsigned tile, int sweeps)
+{
+    if (tile < 2 * SCAN_MIN_BLOCK || tile > 2 * SCAN_MAX_BLOCK || (tile & (tile - 1)) ||
+        !d_in || !d_out || sweeps < 0 || sweeps > (SCAN_UP_SWEEP | SCAN_DOWN_SWEEP))
+        wb_fail("scan_sweeps_probe: tile %u, sweeps %d: need a power of two from %d to %d, "
+                "SCAN_UP_SWEEP and/or SCAN_DOWN_SWEEP and two pointers",
+                tile, sweeps, 2 * SCAN_MIN_BLOCK, 2 * SCAN_MAX_BLOCK);
+    sweeps_probe<<<1, tile / 2, padded_words(tile) * sizeof(unsigned)>>>(d_in, d_out, tile, sweeps);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 void scan_stage2_block_totals(const unsigned *d_in, unsigned *d_out, int n, int block_size,

@@ -75,6 +75,16 @@ unsigned scan_padded_words(unsigned tile);
 
 /* ---- what a stage writes besides its output, for the tests */
 
+/* Stage 1's sweeps on their own: one block of tile / 2 threads loads the
+ * tile's `tile` words from d_in (a power of two from 2 * SCAN_MIN_BLOCK to
+ * 2 * SCAN_MAX_BLOCK) into padded shared memory, runs up_sweep when
+ * SCAN_UP_SWEEP is set in `sweeps`, then down_sweep when SCAN_DOWN_SWEEP is,
+ * and writes the words back in order to d_out. The up-sweep alone leaves
+ * the reduction tree; the down-sweep alone, given that tree, the exclusive
+ * scan. */
+enum { SCAN_UP_SWEEP = 1, SCAN_DOWN_SWEEP = 2 };
+void scan_sweeps_probe(const unsigned *d_in, unsigned *d_out, unsigned tile, int sweeps);
+
 /* Stage 2's second output: runs stage 2 (inclusive) and writes the
  * *block_total that warps_exclusive_scan gave each thread to
  * d_block_totals[blockIdx.x * block_size + threadIdx.x], for every thread

@@ -19,6 +19,9 @@
  *   - inclusive for exclusive, a tile prefix that includes the tile itself,
  *     tiles never joined: recognised from the difference to the right
  *     answer and named;
+ *   - the right sums by the wrong method in stage 1 (a whole scan inside
+ *     up_sweep): stage1_sweeps runs each sweep alone against the CPU's
+ *     reduction tree;
  *   - the look-back: its status values are poisoned, so a value read before
  *     its flag shows as the poison; stage4_look_back_waits makes it wait,
  *     and a source rule checks the release and the acquire.
@@ -239,6 +242,96 @@ static const char *past_n_hint(unsigned got, unsigned expected, size_t n)
                  "elements come out right because store_tile stops at n, but its total is "
                  "wrong)"
                : "";
+}
+
+/* Stage 1's sweeps on their own, each against the CPU: the up-sweep must
+ * leave the reduction tree (word i holds the sum of the run of words that
+ * ends at i and is as long as the lowest set bit of i + 1: a leaf, a pair,
+ * a quad ... the root the tile's total), so that a whole scan done inside
+ * up_sweep, right sums at n log n additions, shows; the down-sweep, given
+ * that tree, must leave the exclusive scan. */
+static unsigned tree_run(unsigned i) { return (i + 1) & -(i + 1); }
+
+static void check_up_sweep(const unsigned *x, const unsigned *tree, const unsigned *got,
+                           unsigned tile)
+{
+    unsigned inclusive = 0;
+    for (unsigned i = 0; i < tile; i++) {
+        inclusive += x[i];
+        unsigned first = i + 1 - tree_run(i);
+        cr_assert(got[i] == tree[i],
+                  "stage 1, up_sweep alone on a tile of %u: word %u holds %u, expected %u, the "
+                  "sum of x[%u .. %u] (after the up-sweep word i holds the run of words ending "
+                  "at i that is as long as the lowest set bit of i + 1: level d adds only into "
+                  "the word ending the right half of each pair, d * (2t + 2) - 1)%s. Classic "
+                  "mistakes at this stage: %s " WB_SEED_HINT,
+                  tile, i, got[i], tree[i], first, i,
+                  got[i] == inclusive && tree[i] != inclusive
+                      ? ": it holds x[0 .. i], the inclusive scan. up_sweep did a whole scan, "
+                        "n log n additions like Hillis-Steele; the work-efficient up-sweep does "
+                        "n - 1, a reduction tree"
+                  : got[i] == x[i] ? ": word i kept its input, the level that adds into it "
+                                     "(d = half its run) did not, or not in this thread"
+                                   : "",
+                  classic_mistakes[1], wb_seed());
+    }
+}
+
+static void check_down_sweep(const unsigned *x, const unsigned *got, unsigned tile)
+{
+    unsigned exclusive = 0;
+    for (unsigned i = 0; i < tile; i++) {
+        cr_assert(got[i] == exclusive,
+                  "stage 1, down_sweep alone on a tile of %u, given the up-sweep's tree: word "
+                  "%u holds %u, expected %u, the sum of x[0 .. %u - 1] (the exclusive scan)%s. "
+                  "Classic mistakes at this stage: %s " WB_SEED_HINT,
+                  tile, i, got[i], exclusive, i,
+                  got[i] == exclusive + x[i] && x[i] != 0
+                      ? ": it holds x[0 .. i], the inclusive scan; the root becomes 0 first, "
+                        "then each pair hands its prefix to the left half"
+                      : "",
+                  classic_mistakes[1], wb_seed());
+        exclusive += x[i];
+    }
+}
+
+Test(scan, stage1_sweeps, .description = "up_sweep leaves the reduction tree, down_sweep the "
+                                         "exclusive scan, each alone")
+{
+    for (unsigned tile = 2 * SCAN_MIN_BLOCK; tile <= 2 * SCAN_MAX_BLOCK; tile *= 2) {
+        size_t bytes = sizeof(unsigned) * tile;
+        unsigned *x = malloc(bytes), *tree = malloc(bytes), *got = malloc(bytes);
+        cr_assert(x && tree && got, "out of host memory");
+        char label[64];
+        snprintf(label, sizeof label, "sweeps, tile %u", tile);
+        random_values(x, tile, label);
+        for (unsigned i = 0; i < tile; i++) {
+            tree[i] = 0;
+            for (unsigned j = i + 1 - tree_run(i); j <= i; j++)
+                tree[i] += x[j];
+        }
+        unsigned *d_in = wb_guarded_malloc(bytes), *d_out = wb_guarded_malloc(bytes);
+        for (int sweep = SCAN_UP_SWEEP; sweep <= SCAN_DOWN_SWEEP; sweep *= 2) {
+            CUDA_CHECK(cudaMemcpy(d_in, sweep == SCAN_UP_SWEEP ? x : tree, bytes,
+                                  cudaMemcpyHostToDevice));
+            wb_poison_ints((int *)d_out, tile);
+            scan_sweeps_probe(d_in, d_out, tile, sweep);
+            char fetched[96];
+            snprintf(fetched, sizeof fetched, "%s, after %s", label,
+                     sweep == SCAN_UP_SWEEP ? "up_sweep" : "down_sweep");
+            wb_fetch(got, d_out, bytes, fetched);
+            if (sweep == SCAN_UP_SWEEP)
+                check_up_sweep(x, tree, got, tile);
+            else
+                check_down_sweep(x, got, tile);
+            wb_guarded_check(d_out, fetched);
+        }
+        wb_guarded_free(d_in);
+        wb_guarded_free(d_out);
+        free(x);
+        free(tree);
+        free(got);
+    }
 }
 
 /* Stage 2's kernel in blocks of SCAN_MAX_BLOCK, two per SM, over values

@@ -477,17 +477,22 @@ static void check_grid(int stage, int boundary, grid g, const int *steps, size_t
 /* Grids that are odd and not square and cut every tile: a single cell, a
  * single row or column, a tile (32 x 8) or a warp (32 columns) plus one,
  * stage 2's march of 16 rows plus one and its block of 8 marches (128
- * rows) plus a few, primes. */
+ * rows) plus a few, primes. One grid is even: whole warps of columns and
+ * three whole marches, so that a block's fourth march starts exactly at
+ * row ny (it must load nothing: row ny is past the input's end). */
 static const grid grids_2d[] = {
     {1, 1, 1},   {1, 9, 1},   {9, 1, 1},    {2, 3, 1},     {3, 2, 1},
     {5, 7, 1},   {31, 9, 1},  {33, 7, 1},   {7, 33, 1},    {65, 17, 1},
     {257, 3, 1}, {3, 130, 1}, {100, 66, 1}, {513, 67, 1},  {1001, 263, 1},
+    {64, 48, 1},
 };
 /* The same in 3D, stage 4's march of 64 planes plus one or a few too;
- * stage 5's strips (16 rows a block, 32 columns a warp) plus one. */
+ * stage 5's strips (16 rows a block, 32 columns a warp) plus one, and
+ * whole warps with whole strips (a warp's strip starting at row ny). */
 static const grid grids_3d[] = {
     {1, 1, 1},  {2, 3, 4},  {3, 2, 1},   {5, 7, 3},    {33, 9, 2},
     {31, 17, 5}, {9, 7, 65}, {65, 3, 66}, {7, 33, 130}, {40, 10, 131},
+    {64, 12, 3},
 };
 static const int few_steps[] = {1, 2, 5};
 
