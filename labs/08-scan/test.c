@@ -270,6 +270,9 @@ static void check_up_sweep(const unsigned *x, const unsigned *tree, const unsign
                       ? ": it holds x[0 .. i], the inclusive scan. up_sweep did a whole scan, "
                         "n log n additions like Hillis-Steele; the work-efficient up-sweep does "
                         "n - 1, a reduction tree"
+                  : got[i] == 0 && i == tile - 1
+                      ? ": the root, which must leave the up-sweep holding the tile's total; "
+                        "down_sweep sets it to 0 when it starts"
                   : got[i] == x[i] ? ": word i kept its input, the level that adds into it "
                                      "(d = half its run) did not, or not in this thread"
                                    : "",
