@@ -473,14 +473,16 @@ static bool count_callee(const char *text, const char *w, size_t n, const wb_sou
 }
 
 /* Whether the word w (n characters) is one of the space-separated words. */
-static bool one_of(const char *words, const char *w, size_t n)
+static bool one_of(const char *words, const char *w, size_t n, bool member)
 {
     for (const char *p = words; p && *p;) {
         p = wb_skip_space(p);
         const char *e = p;
         while (*e && !isspace((unsigned char)*e))
             e++;
-        if ((size_t)(e - p) == n && !strncmp(p, w, n))
+        // ".name" is a member call only: tile.shfl_up(...), not a helper of that name
+        const char *word = *p == '.' ? p + 1 : p;
+        if ((size_t)(e - word) == n && !strncmp(word, w, n) && (member || *p != '.'))
             return true;
         p = e;
     }
@@ -715,7 +717,7 @@ static void count_body(const char *text, const char *body, const char *from, con
         while (before > body && isspace((unsigned char)before[-1]))
             before--;
         bool member = before > body && (before[-1] == '.' || (before[-1] == '>' && before[-2] == '-'));
-        if (call && r->uses && one_of(r->uses, w, n))   // besides what else it counts as
+        if (call && r->uses && one_of(r->uses, w, n, member))   // besides what else it counts as
             c->uses++;
         /* The host's side of a hand-off may use the compiler's builtins:
          * __sync_synchronize() is a full fence, __atomic_xxx(..., order) an

@@ -279,7 +279,8 @@ typedef struct {
     const char *fence_after, *fence_before;   /* where an ordering must stand (words) */
     bool after_barrier;     /* ... and past the first block-wide barrier there */
     int thread_parameter;   /* 1 the first...: its callers pass a value of the thread (tid) */
-    const char *uses;       /* calls, separated by spaces: the function calls one at least */
+    const char *uses;       /* calls, separated by spaces: the function calls one at least;
+                               .name: a member call only (a cooperative group's tile.shfl_up) */
     const char *why;        /* the mistake, in the learner's words */
 } wb_source_rule;
 

@@ -655,6 +655,23 @@ Test(source_rules, a_technique_is_one_of_its_calls)
                        "calls none of __shfl_up_sync __shfl_down_sync");
 }
 
+/* A word of `uses` written .name counts as a member call only: a
+ * cooperative group's warp.shfl_down(v, 1), not a helper of the file that
+ * is merely called shfl_down. */
+Test(source_rules, a_technique_may_be_a_member_call)
+{
+    const char *code = "__device__ float shfl_down(float v, int) { return v + 1.0f; }\n"
+                       "__global__ void march(const float *in, float *out) {\n"
+                       "    cg::thread_block_tile<32> warp = "
+                       "cg::tiled_partition<32>(cg::this_thread_block());\n"
+                       "    float v = in[threadIdx.x];\n"
+                       "    out[threadIdx.x] = %s;\n"
+                       "}\n";
+    const wb_source_rule shuffles = {"march", .uses = "__shfl_down_sync .shfl_down", .why = ""};
+    assert_tells_apart(code, "warp.shfl_down(v, 1)", "shfl_down(v, 1)", &shuffles,
+                       "calls none of __shfl_down_sync .shfl_down");
+}
+
 Test(source_rules, a_level_loop_needs_a_barrier_each_iteration)
 {
     const wb_source_rule sweep = {"up_sweep", .barriers = 1, .shared = "s",

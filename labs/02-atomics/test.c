@@ -1170,7 +1170,9 @@ WB_SOURCE_RULES_TEST(atomics_source, stage4_barriers,
 WB_SOURCE_RULES_TEST(atomics_source, stage5_memory_order,
     {"list_insert_kernel", .orderings = 1, .fresh_accesses = 1, .fence_before = "atomicCAS",
      .why = LINK_BEFORE_CAS},
-    {"list_insert_kernel", .uses = "atomicCAS compare_exchange_weak compare_exchange_strong",
+    {"list_insert_kernel",
+     .uses = "atomicCAS atomicCAS_system compare_exchange_weak compare_exchange_strong "
+             "__nv_atomic_compare_exchange __nv_atomic_compare_exchange_n",
      .why = "the insert swings prev's link with a compare-and-swap, after the new node points "
             "at the successor it saw: an atomicExch swings it first and sets the node's link "
             "after, and in between a reader that follows prev finds a node whose link is not "

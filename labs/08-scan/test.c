@@ -952,7 +952,8 @@ WB_SOURCE_RULES_TEST(scan_source, stage4_memory_order,
 WB_SOURCE_RULES_TEST(scan_source, stage4_warp_look_back,
     {"look_back", .uses = "__ballot_sync __any_sync __all_sync __match_any_sync warp_total "
                           "__shfl_sync __shfl_down_sync __shfl_up_sync __shfl_xor_sync "
-                          "__reduce_add_sync",
+                          "__reduce_add_sync .ballot .any .all .match_any .shfl .shfl_down "
+                          ".shfl_up .shfl_xor",
      .why = "the warp walks back together, lane l taking the tile l + 1 places back in the "
             "window: a ballot finds the nearest tile with its prefix, and warp_total adds the "
             "values up to it. A walk tile by tile, by one lane or by every lane alike, gives "

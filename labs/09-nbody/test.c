@@ -664,7 +664,7 @@ WB_SOURCE_RULES_TEST(nbody_source, stage4_barriers,
 /* Stage 4's one change: the reciprocal square root, which gives the same
  * forces within rounding, so only the code shows it. */
 WB_SOURCE_RULES_TEST(nbody_source, stage4_rsqrt,
-                     {"forces_tiled_fast", .uses = "rsqrt_ftz rsqrtf __frsqrt_rn",
+                     {"forces_tiled_fast", .uses = "rsqrt_ftz rsqrtf rsqrt __frsqrt_rn",
                       .why = "one reciprocal square root a pair (rsqrt_ftz, given), in place of "
                              "sqrtf and a division: stage 3's forces with an IEEE square root "
                              "and division are right, and several instructions longer"})

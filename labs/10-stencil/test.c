@@ -560,8 +560,11 @@ WB_SOURCE_RULES_TEST(stencil_source, stage1_barriers,
      .why = "the five-point update reads the cell and its neighbours from the tile it just "
             "stored: read from global memory again, the tile saves nothing"})
 /* Stages 2 and 5 take west and east from the lanes beside them: right
- * answers come from loads too, only slower, so the tests read the code. */
-#define STENCIL_SHUFFLES "__shfl_up_sync __shfl_down_sync __shfl_sync __shfl_xor_sync"
+ * answers come from loads too, only slower, so the tests read the code. A
+ * cooperative group's shuffles (warp.shfl_up(x, 1)) count as well. */
+#define STENCIL_SHUFFLES                                                       \
+    "__shfl_up_sync __shfl_down_sync __shfl_sync __shfl_xor_sync .shfl_up .shfl_down " \
+    ".shfl .shfl_xor"
 WB_SOURCE_RULES_TEST(stencil_source, stage2_shuffles,
     {"heat2d_march", .uses = STENCIL_SHUFFLES,
      .why = "west and east come from the lanes beside (__shfl_up_sync and __shfl_down_sync), "
