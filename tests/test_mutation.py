@@ -2,9 +2,10 @@
 """tests/mutation.py, the mutants of the sweep (tests/planted_bugs.py
 sweep), on the CPU: each kind of classic bug is made where it applies and
 nowhere else (not in comments or strings), names are unique, an atomic
-made plain still compiles, and a mutant the compiler throws away gives the
+made plain still compiles, a mutant the compiler throws away gives the
 reference's own object while one that counts does not (nvcc, when
-present)."""
+present), and tests/planted/equivalent.toml's entries each name a mutant
+of the reference as it is now."""
 import os
 import shutil
 import subprocess
@@ -114,6 +115,31 @@ class Mutants(unittest.TestCase):
             self.assertEqual(compiled(reference), unchanged, "the same text twice")
             self.assertEqual(compiled(equivalent), unchanged, "the same bound, written n > i")
             self.assertNotEqual(compiled(different), unchanged, "a bound one too far")
+
+    def test_equivalent_entries_name_one_mutant_each(self):
+        twice = "if (i < n)\n    x[i] = 1;\nif (i < n)\n    x[i] = 2;\n"
+        numbered = [(m["name"], k) for m, k in planted_bugs.numbered(mutation.mutants(twice))
+                    if m["after"] == "if (i <= n)"]
+        self.assertEqual([k for _, k in numbered], [1, 2], "the same change on two lines")
+        lab = labs.all_labs()[0][0]
+        with open(os.path.join(ROOT, "solutions", lab, "kernels.cu")) as f:
+            some = next(m for m in mutation.mutants(f.read())   # a line TOML takes as it is
+                        if not set('"\\') & set(m["before"] + m["after"]))
+        with tempfile.NamedTemporaryFile("w", suffix=".toml") as toml:
+            toml.write(f'[[equivalent]]\nlab = "{lab}"\nbefore = "{some["before"]}"\n'
+                       f'after = "{some["after"]}"\nwhy = "read"\n\n'
+                       f'[[equivalent]]\nlab = "{lab}"\nbefore = "{some["before"]}"\n'
+                       f'after = "a line the reference never had"\nwhy = "stale"\n')
+            toml.flush()
+            kept, planted_bugs.EQUIVALENT = planted_bugs.EQUIVALENT, toml.name
+            try:
+                problems = planted_bugs.equivalent_problems([lab])
+            finally:
+                planted_bugs.EQUIVALENT = kept
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("no mutant of the reference makes this change now", problems[0])
+        self.assertEqual(planted_bugs.equivalent_problems([f for f, _ in labs.all_labs()]), [],
+                         "tests/planted/equivalent.toml: every entry applies")
 
 
 WARP_SCAN = """__global__ void warp_scan(unsigned *x, int n)
