@@ -468,8 +468,9 @@ def sweep(args):
     write_csv(args.csv, ["lab", "mutant", "kind", "verdict", "before", "after", "message"], rows)
     if args.compile_only:
         compiled = sum(r[3] == "compiled" for r in rows)
-        print(f"{sum(same.values())} equivalent (the reference's own object), {compiled} to run "
-              "on a GPU")
+        print(f"{sum(same.values())} equivalent (the reference's own object), "
+              f"{sum(read.values())} read as equivalent (tests/planted/equivalent.toml), "
+              f"{compiled} to run on a GPU")
         return 0
     print(f"{'lab / kind':32} killed")
     for key in sorted(tally):
