@@ -103,6 +103,7 @@ def equivalent_problems(folders):
     labs: a missing key, or no mutant of the reference (any more) with that
     line, change and occurrence."""
     problems = []
+    made = {}   # lab: {(before, after): how many of its mutants make that change}
     for i, e in enumerate(load_equivalent(), 1):
         missing = [k for k in ("lab", "before", "after", "why") if k not in e]
         if missing:
@@ -110,11 +111,11 @@ def equivalent_problems(folders):
             continue
         if e["lab"] not in folders:
             continue
-        with open(os.path.join(ROOT, "solutions", e["lab"], "kernels.cu")) as f:
-            counts = {}
-            for m, occurrence in numbered(mutation.mutants(f.read())):
-                counts[(m["before"], m["after"])] = occurrence
-        count = counts.get((e["before"], e["after"]), 0)
+        if e["lab"] not in made:
+            with open(os.path.join(ROOT, "solutions", e["lab"], "kernels.cu")) as f:
+                made[e["lab"]] = {(m["before"], m["after"]): occurrence
+                                  for m, occurrence in numbered(mutation.mutants(f.read()))}
+        count = made[e["lab"]].get((e["before"], e["after"]), 0)
         where = f"equivalent.toml, {e['lab']}: {e['before']}  =>  {e['after']}"
         if count == 0:
             problems.append(f"{where}: no mutant of the reference makes this change now")
